@@ -1,0 +1,37 @@
+"""The moonpool component SDK.
+
+A component is a class with typed ports and parameters; the same class runs
+in-process, in a child process, or on another host (``moonpool serve``)::
+
+    from moonpool.components import Component, Port, param
+    from moonpool.v1 import vehicle_pb2
+
+    class Thruster(Component):
+        inputs = (Port("command", vehicle_pb2.ThrusterCommand),)
+        outputs = (Port("wrench", vehicle_pb2.Wrench),)
+
+        @dataclass(frozen=True)
+        class Parameters:
+            gain: float = param(1.0, "force per unit command", unit="N")
+
+        def step(self, t_ns, dt_ns, inputs): ...
+
+See ``component.py`` for the call order and docs/components.md for a walk-through.
+"""
+
+from .component import Attached, Component, NoParameters, Port, param
+from .errors import ComponentError, ParameterError, PortError, StepFailed
+from .noise import KeyedNoise
+
+__all__ = [
+    "Attached",
+    "Component",
+    "ComponentError",
+    "KeyedNoise",
+    "NoParameters",
+    "ParameterError",
+    "Port",
+    "PortError",
+    "StepFailed",
+    "param",
+]

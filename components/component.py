@@ -1,0 +1,131 @@
+"""The base class every moonpool component derives from.
+
+Call order (one execution), the same in-process, in a child process or on another
+host; a ``ComponentHost`` (``host.py``) enforces it::
+
+    describe()                          class-level, any time: ports and parameters
+    configure(params)                   once: params is the validated Parameters instance
+    initialize(start_time_ns)           once: may return initial outputs (valid at start)
+    step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
+    terminate()                         once, also after a failure: may return metrics
+
+Before ``configure`` is called the host sets ``self.name`` (instance name from the
+rig), ``self.seed`` (execution seed) and ``self.period_ns``.
+
+A component declares:
+
+- ``inputs`` / ``outputs``: tuples of :class:`Port` (name, protobuf message class).
+- ``Parameters``: a frozen dataclass whose fields are the parameters; declare each
+  with :func:`param` to give it a description and a unit.
+
+``step`` receives ``inputs``, a mapping port name -> latest message (absent until a
+first message arrives), or -> list of messages for ``queued`` ports, and returns a
+mapping port name -> message (or :class:`Attached` for bulk data such as images).
+Messages you return must not be modified afterwards. Fill ``header.sim_time_ns``
+with the time the content describes (``self.header(t)`` helps); the host fills
+``header.source`` and ``header.seq``.
+
+Time is integer nanoseconds (``t_ns``, ``dt_ns``); convert to seconds only at the
+boundary of numeric code (``dt_ns * 1e-9``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from google.protobuf.message import Message
+
+from moonpool.v1 import common_pb2
+
+
+@dataclass(frozen=True)
+class Port:
+    """A typed input or output port."""
+
+    name: str
+    """Port name, unique among the component's inputs (or outputs)."""
+    type: type[Message]
+    """Protobuf message class carried by the port (e.g. ``vehicle_pb2.VehicleState``)."""
+    description: str = ""
+    """One line for ``moonpool describe`` and the docs."""
+    queued: bool = False
+    """Inputs only: deliver every message since the last step (a list) instead of the latest."""
+
+    @property
+    def type_name(self) -> str:
+        return self.type.DESCRIPTOR.full_name
+
+
+@dataclass(frozen=True)
+class Attached:
+    """An output message with a bulk attachment (e.g. image pixels) sent as a raw frame."""
+
+    message: Message
+    """The small protobuf header (e.g. ``ImageHeader``)."""
+    data: bytes | bytearray | memoryview
+    """The bulk bytes; any object supporting the buffer protocol (a numpy array too)."""
+
+
+def param(default: Any = dataclasses.MISSING, doc: str = "", *, unit: str = "") -> Any:
+    """Declare a parameter field with its description and SI unit.
+
+    ``x_m: float = param(0.0, "initial depth", unit="m")``; omit ``default`` for a
+    required parameter. Lists are given as tuples (the dataclass is frozen).
+    """
+    metadata = {"doc": doc, "unit": unit}
+    if isinstance(default, list):
+        default = tuple(default)
+    return dataclasses.field(default=default, metadata=metadata)
+
+
+@dataclass(frozen=True)
+class NoParameters:
+    """A component without parameters."""
+
+
+class Component:
+    """Base class of moonpool components (see the module docstring for the call order)."""
+
+    inputs: ClassVar[tuple[Port, ...]] = ()
+    """Input ports."""
+    outputs: ClassVar[tuple[Port, ...]] = ()
+    """Output ports."""
+    Parameters: ClassVar[type] = NoParameters
+    """Frozen dataclass of parameters."""
+
+    # Set by the host before configure().
+    name: str = ""
+    seed: int = 0
+    period_ns: int = 0
+
+    def configure(self, params: Any) -> None:
+        """Take the validated parameters; allocate what the run needs."""
+        self.params = params
+
+    def initialize(self, start_time_ns: int) -> Mapping[str, Message | Attached] | None:
+        """Set the initial state; optionally return outputs valid at ``start_time_ns``."""
+        return None
+
+    def step(
+        self, t_ns: int, dt_ns: int, inputs: Mapping[str, Any]
+    ) -> Mapping[str, Message | Attached] | None:
+        """Advance from ``t_ns`` to ``t_ns + dt_ns``; return this step's outputs."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    def terminate(self) -> Mapping[str, float] | None:
+        """Release resources; optionally return the run's metrics (JSON-able numbers)."""
+        return None
+
+    # -- helpers ---------------------------------------------------------------
+
+    def header(self, t_ns: int, frame_id: str = "") -> common_pb2.Header:
+        """A header stamped ``t_ns`` (the host fills source and seq)."""
+        return common_pb2.Header(sim_time_ns=int(t_ns), source=self.name, frame_id=frame_id)
+
+    @classmethod
+    def kind(cls) -> str:
+        """``module:Class`` of this component."""
+        return f"{cls.__module__}:{cls.__qualname__}"

@@ -1,0 +1,208 @@
+"""Every error moonpool raises, in one tree.
+
+The tree lives in the component SDK because both sides need it: components raise
+the ``ComponentError`` family, the orchestrator raises and catches all of it, and
+the SDK never imports the orchestrator (docs/architecture.md)::
+
+    MoonpoolError                  base of everything below; .fix says what to do
+    ├── RigError                   bad input found before anything runs (exit 2)
+    │   ├── RigFileError           a rig file cannot be read or parsed as TOML
+    │   ├── RigValidationError     one or more problems in a rig (lists them all)
+    │   └── EntryError             an ENTRY ("module:Class" or short name) cannot be loaded
+    ├── ComponentError             raised by or about one component; .component names it
+    │   ├── ParameterError         unknown, missing or ill-typed parameter
+    │   ├── PortError              unknown port, wrong message type, undecodable payload
+    │   ├── LifecycleError         a call out of order (Step before Initialize, ...)
+    │   ├── StepFailed             the component's own code raised (in any call)
+    │   └── ProtocolError          a peer broke the wire protocol (malformed, wrong version)
+    └── SimulationError            the run cannot go on (exit 1)
+        ├── StepTimeout            a component did not answer within its timeout
+        ├── ComponentCrashed       a component's process died
+        ├── ConnectionLost         a remote component stopped answering heartbeats
+        └── Interrupted            the user stopped the run (Ctrl-C, SIGTERM)
+
+Foreign exceptions (zmq, protobuf, tomllib, importlib) are translated where they
+enter, ``raise StepTimeout(...) from exc``, so callers catch only this tree.
+
+Each error maps to a wire ``ErrorCode`` (``ComponentError.code``) so a component in
+another process, or written in another language, reports the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from moonpool.v1 import lifecycle_pb2 as _lc
+
+
+class MoonpoolError(Exception):
+    """Base of every moonpool error. ``fix`` tells the user what to do."""
+
+    def __init__(self, message: str, *, fix: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.fix = fix
+
+    def __str__(self) -> str:
+        return f"{self.message} (fix: {self.fix})" if self.fix else self.message
+
+
+# ---------------------------------------------------------------- rig errors
+
+
+class RigError(MoonpoolError):
+    """Bad input detected before the execution starts; the CLI exits with 2."""
+
+
+class RigFileError(RigError):
+    """A rig file that cannot be read or is not valid TOML."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One problem found in a rig: where it is and what is wrong."""
+
+    file: str
+    """Path of the rig file (as given by the user)."""
+    key: str
+    """Dotted key inside the file, e.g. ``components.pid.period``."""
+    message: str
+    """What is wrong and how to fix it."""
+    line: int = 0
+    """1-based line of the key in the file, 0 when unknown."""
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line else self.file
+        return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+
+
+class RigValidationError(RigError):
+    """Every problem found in a rig, reported at once (as mosaik's ``connect``)."""
+
+    def __init__(self, problems: Iterable[Problem]) -> None:
+        self.problems: tuple[Problem, ...] = tuple(problems)
+        n = len(self.problems)
+        lines = "\n".join(f"  - {p}" for p in self.problems)
+        super().__init__(f"{n} problem{'s' if n != 1 else ''} in the rig:\n{lines}")
+
+
+class EntryError(RigError):
+    """An ENTRY that cannot be loaded (``module:Class``, a file, or a short name)."""
+
+
+# ---------------------------------------------------------- component errors
+
+
+class ComponentError(MoonpoolError):
+    """Raised by, or about, one component. ``component`` is its instance name."""
+
+    code: int = _lc.ERROR_CODE_STEP_FAILED
+
+    def __init__(self, message: str, *, component: str = "", fix: str = "") -> None:
+        super().__init__(message, fix=fix)
+        self.component = component
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"component '{self.component}': {text}" if self.component else text
+
+
+class ParameterError(ComponentError):
+    """A parameter that is unknown, missing, or of the wrong type or range."""
+
+    code = _lc.ERROR_CODE_INVALID_PARAMETER
+
+
+class PortError(ComponentError):
+    """An unknown port, a message of the wrong type, or an undecodable payload."""
+
+    code = _lc.ERROR_CODE_INVALID_INPUT
+
+
+class LifecycleError(ComponentError):
+    """A call out of the lifecycle order."""
+
+    code = _lc.ERROR_CODE_INVALID_STATE
+
+
+class StepFailed(ComponentError):
+    """The component's own code raised."""
+
+    code = _lc.ERROR_CODE_STEP_FAILED
+
+
+class ProtocolError(ComponentError):
+    """A peer broke the wire protocol (malformed frames, another version, busy)."""
+
+    code = _lc.ERROR_CODE_MALFORMED
+
+
+_BY_CODE: dict[int, type[ComponentError]] = {
+    _lc.ERROR_CODE_MALFORMED: ProtocolError,
+    _lc.ERROR_CODE_PROTOCOL_VERSION: ProtocolError,
+    _lc.ERROR_CODE_BUSY: ProtocolError,
+    _lc.ERROR_CODE_INVALID_STATE: LifecycleError,
+    _lc.ERROR_CODE_INVALID_PARAMETER: ParameterError,
+    _lc.ERROR_CODE_INVALID_INPUT: PortError,
+    _lc.ERROR_CODE_STEP_FAILED: StepFailed,
+    _lc.ERROR_CODE_INTERNAL: StepFailed,
+}
+
+
+def error_from_wire(err: _lc.Error, component: str) -> ComponentError:
+    """Translate a wire ``Error`` into the matching exception."""
+    cls = _BY_CODE.get(err.code, ComponentError)
+    exc = cls(err.message or "unspecified error", component=err.component or component, fix=err.fix)
+    exc.code = err.code or cls.code
+    return exc
+
+
+def error_to_wire(exc: BaseException, component: str) -> _lc.Error:
+    """Translate any exception raised inside a component into a wire ``Error``."""
+    if isinstance(exc, ComponentError):
+        return _lc.Error(
+            code=exc.code, component=exc.component or component, message=exc.message, fix=exc.fix
+        )
+    return _lc.Error(
+        code=_lc.ERROR_CODE_STEP_FAILED,
+        component=component,
+        message=f"{type(exc).__name__}: {exc}",
+        fix="see the component's traceback in its log; this is a bug in the component",
+    )
+
+
+# --------------------------------------------------------- simulation errors
+
+
+class SimulationError(MoonpoolError):
+    """The execution cannot go on; the run ends with status ``failed`` (exit 1)."""
+
+    def __init__(self, message: str, *, component: str = "", fix: str = "") -> None:
+        super().__init__(message, fix=fix)
+        self.component = component
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        return f"component '{self.component}': {text}" if self.component else text
+
+
+class StepTimeout(SimulationError):
+    """A component did not answer a call within its timeout."""
+
+
+class ComponentCrashed(SimulationError):
+    """A component's process exited or was killed."""
+
+
+class ConnectionLost(SimulationError):
+    """A remote component stopped answering (heartbeats lost)."""
+
+
+class Interrupted(SimulationError):
+    """The run was stopped by a signal (Ctrl-C or SIGTERM)."""
+
+
+def describe_problems(problems: Sequence[Problem]) -> str:
+    """Render problems one per line (for the CLI)."""
+    return "\n".join(str(p) for p in problems)

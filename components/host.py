@@ -1,0 +1,263 @@
+"""ComponentHost: runs one component through its lifecycle, the same way whether
+the orchestrator calls it in-process or the serve loop calls it from the wire.
+
+Call order (enforced; anything else raises LifecycleError)::
+
+    describe()                       any time
+    configure(Configure)             CREATED -> CONFIGURED
+    initialize(start_time_ns)        CONFIGURED -> INITIALIZED; returns initial outputs
+    step(t_ns, dt_ns, inputs)        INITIALIZED, t increasing; returns outputs
+    terminate()                      any state -> TERMINATED (idempotent); returns metrics
+
+A component that raises moves the host to FAILED: only describe and terminate are
+then accepted. Outputs are checked against the declared ports and stamped: the
+host sets ``header.source`` to the instance name and ``header.seq`` to a per-port
+counter, so sequence numbers are identical in every process layout.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from google.protobuf.message import Message
+
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from . import wire
+from .component import Attached, Component
+from .errors import (
+    ComponentError,
+    LifecycleError,
+    ParameterError,
+    PortError,
+    StepFailed,
+)
+
+CREATED = lc.COMPONENT_STATE_CREATED
+CONFIGURED = lc.COMPONENT_STATE_CONFIGURED
+INITIALIZED = lc.COMPONENT_STATE_INITIALIZED
+TERMINATED = lc.COMPONENT_STATE_TERMINATED
+FAILED = lc.COMPONENT_STATE_FAILED
+
+_STATE_NAMES = {
+    CREATED: "created",
+    CONFIGURED: "configured",
+    INITIALIZED: "initialized",
+    TERMINATED: "terminated",
+    FAILED: "failed",
+}
+
+
+@dataclass(frozen=True)
+class Output:
+    """One produced message: port, the message, its serialization, optional attachment."""
+
+    port: str
+    type_name: str
+    message: Message
+    payload: bytes
+    attachment: Any = None
+
+
+class ComponentHost:
+    """Hosts one component instance (see the module docstring)."""
+
+    def __init__(self, component: Component) -> None:
+        if not isinstance(component, Component):
+            raise TypeError(f"{component!r} is not a moonpool Component")
+        self.component = component
+        cls = type(component)
+        wire.check_unique_ports(cls.inputs, "input", cls.kind())
+        wire.check_unique_ports(cls.outputs, "output", cls.kind())
+        self._inputs = {p.name: p for p in cls.inputs}
+        self._outputs = {p.name: p for p in cls.outputs}
+        self._seq: dict[str, int] = {p.name: 0 for p in cls.outputs}
+        self.state = CREATED
+        self.name = cls.kind()
+        self._last_end_ns: int | None = None
+        self.metrics: dict[str, float] = {}
+
+    # -- lifecycle -------------------------------------------------------------
+
+    def describe(self) -> lc.Description:
+        return wire.describe_class(type(self.component))
+
+    def configure(self, msg: lc.Configure) -> None:
+        self._require(CREATED, "configure")
+        name = msg.instance_name or self.name
+        given = {p.name: wire.from_parameter_value(p.value) for p in msg.parameters}
+        params = wire.build_parameters(type(self.component).Parameters, given, component=name)
+        self.name = name
+        self.component.name = name
+        self.component.seed = int(msg.seed)
+        self.component.period_ns = int(msg.period_ns)
+        self._call("configure", self.component.configure, params)
+        self.state = CONFIGURED
+
+    def initialize(self, start_time_ns: int) -> list[Output]:
+        self._require(CONFIGURED, "initialize")
+        result = self._call("initialize", self.component.initialize, int(start_time_ns))
+        outputs = self._collect(result, "initialize")
+        self.state = INITIALIZED
+        self._last_end_ns = int(start_time_ns)
+        return outputs
+
+    def step(self, t_ns: int, dt_ns: int, inputs: Mapping[str, Any]) -> list[Output]:
+        self._require(INITIALIZED, "step")
+        if dt_ns <= 0:
+            raise LifecycleError(
+                f"step size must be positive, got {dt_ns} ns", component=self.name,
+                fix="this is an orchestrator bug; report it",
+            )
+        if self._last_end_ns is not None and t_ns < self._last_end_ns:
+            raise LifecycleError(
+                f"step at t={t_ns} ns goes back in time (last step ended at {self._last_end_ns} ns)",
+                component=self.name,
+                fix="steps must be given in increasing time",
+            )
+        result = self._call("step", self.component.step, t_ns, dt_ns, inputs)
+        outputs = self._collect(result, "step")
+        self._last_end_ns = t_ns + dt_ns
+        return outputs
+
+    def terminate(self) -> dict[str, float]:
+        if self.state == TERMINATED:
+            return self.metrics
+        was_ok = self.state in (CONFIGURED, INITIALIZED)
+        self.state = TERMINATED
+        if not was_ok:
+            # Never configured (nothing to release) or failed: still give the
+            # component a chance to release resources, but ignore its metrics.
+            try:
+                self.component.terminate()
+            except Exception:  # noqa: BLE001 - already failed; terminate must not mask it
+                pass
+            return {}
+        result = self._call("terminate", self.component.terminate)
+        self.metrics = _check_metrics(result, self.name)
+        return self.metrics
+
+    # -- wire-level inputs -----------------------------------------------------
+
+    def decode_inputs(self, values: list[lc.PortValue], attachments: list[Any]) -> dict[str, Any]:
+        """PortValues from a Step request -> the ``inputs`` mapping given to ``step``."""
+        inputs: dict[str, Any] = {p.name: [] for p in self._inputs.values() if p.queued}
+        for pv in values:
+            port = self._inputs.get(pv.port)
+            if port is None:
+                raise PortError(
+                    f"input for unknown port '{pv.port}'", component=self.name,
+                    fix=f"inputs are {sorted(self._inputs)}",
+                )
+            if pv.type != port.type_name:
+                raise PortError(
+                    f"input '{pv.port}' expects {port.type_name}, got {pv.type}",
+                    component=self.name, fix="connect an output of the same type",
+                )
+            msg = wire.decode(pv.type, pv.payload)
+            if pv.attachment:
+                if pv.attachment > len(attachments):
+                    raise PortError(
+                        f"input '{pv.port}' refers to attachment frame {pv.attachment} "
+                        f"but only {len(attachments)} were sent", component=self.name,
+                    )
+                msg = Attached(msg, attachments[pv.attachment - 1])
+            if port.queued:
+                inputs[pv.port].append(msg)
+            else:
+                inputs[pv.port] = msg
+        return inputs
+
+    # -- internals -------------------------------------------------------------
+
+    def _require(self, state: int, call: str) -> None:
+        if self.state != state:
+            raise LifecycleError(
+                f"{call} called while {_STATE_NAMES.get(self.state, self.state)}; "
+                f"it needs state {_STATE_NAMES[state]}",
+                component=self.name,
+                fix="follow the call order describe -> configure -> initialize -> step* -> terminate",
+            )
+
+    def _call(self, what: str, fn: Any, *args: Any) -> Any:
+        try:
+            return fn(*args)
+        except ComponentError as exc:
+            self.state = FAILED
+            exc.component = exc.component or self.name
+            raise
+        except Exception as exc:
+            self.state = FAILED
+            raise StepFailed(
+                f"{what} raised {type(exc).__name__}: {exc}",
+                component=self.name,
+                fix="see the traceback in the component's log; this is a bug in the component "
+                "or a bad parameter",
+            ) from exc
+
+    def _collect(self, result: Any, what: str) -> list[Output]:
+        if result is None:
+            return []
+        if not isinstance(result, Mapping):
+            self.state = FAILED
+            raise PortError(
+                f"{what} returned {type(result).__name__}, expected a mapping port -> message",
+                component=self.name,
+            )
+        outputs = []
+        # Declared order, so recordings and digests do not depend on dict order.
+        for name, port in self._outputs.items():
+            if name not in result:
+                continue
+            value = result[name]
+            if value is None:
+                continue
+            attachment = None
+            if isinstance(value, Attached):
+                value, attachment = value.message, value.data
+            if not isinstance(value, port.type):
+                self.state = FAILED
+                raise PortError(
+                    f"output '{name}' must be {port.type_name}, got {type(value).__name__}",
+                    component=self.name,
+                )
+            if value.DESCRIPTOR.fields_by_name.get("header") is not None:
+                value.header.source = self.name
+                value.header.seq = self._seq[name]
+            self._seq[name] += 1
+            outputs.append(Output(name, port.type_name, value, wire.serialize(value), attachment))
+        unknown = set(result) - set(self._outputs)
+        if unknown:
+            self.state = FAILED
+            raise PortError(
+                f"{what} returned unknown output port(s) {sorted(unknown)}",
+                component=self.name, fix=f"outputs are {sorted(self._outputs)}",
+            )
+        return outputs
+
+
+def _check_metrics(result: Any, name: str) -> dict[str, float]:
+    if result is None:
+        return {}
+    if not isinstance(result, Mapping):
+        raise StepFailed(f"terminate returned {type(result).__name__}, expected a mapping", component=name)
+    try:
+        text = json.dumps(dict(result), sort_keys=True, allow_nan=True)
+    except (TypeError, ValueError) as exc:
+        raise StepFailed(f"terminate returned metrics that are not JSON: {exc}", component=name) from exc
+    out = json.loads(text)
+    for k, v in list(out.items()):
+        if isinstance(v, float) and not math.isfinite(v):
+            out[k] = None
+    return out
+
+
+def metrics_from_json(text: str) -> dict[str, Any]:
+    return json.loads(text) if text else {}
+
+
+__all__ = ["ComponentHost", "Output", "ParameterError"]

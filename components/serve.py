@@ -1,0 +1,301 @@
+"""The loop that serves one component on a ZeroMQ ROUTER socket.
+
+Call order seen from the socket (docs/protocol.md is the full specification)::
+
+    bind ROUTER at ENDPOINT
+    loop:
+        receive [identity, (empty delimiter,) envelope, attachment...]
+        decode the Request; garbage -> Error(MALFORMED), logged, state unchanged
+        Describe / Heartbeat        answered for anyone
+        Configure                   binds the session to this peer; others get BUSY
+        Initialize / Step           answered for the bound peer
+        Terminate                   answered; then exit (--once) or start afresh
+        nothing from the peer for peer_timeout -> terminate, then exit or start afresh
+
+The same loop runs a component spawned by the orchestrator (``--once``: exit after
+the session) and one hosted by ``moonpool serve`` on another machine (serves one
+orchestrator after another). Run it as::
+
+    python -m moonpool.components.serve ENTRY --bind ipc:///tmp/x.sock [--once]
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from . import wire
+from .component import Component
+from .errors import (
+    ComponentError,
+    EntryError,
+    LifecycleError,
+    ProtocolError,
+    error_to_wire,
+)
+from .host import INITIALIZED, ComponentHost, Output
+
+log = logging.getLogger("moonpool.serve")
+
+POLL_MS = 100
+DEFAULT_PEER_TIMEOUT_S = 0.0
+
+
+class _Stop(Exception):
+    pass
+
+
+def output_values(outputs: list[Output]) -> tuple[list[lc.PortValue], list[Any]]:
+    """Outputs -> PortValues and the attachment frames they refer to."""
+    values, frames = [], []
+    for out in outputs:
+        pv = lc.PortValue(port=out.port, type=out.type_name, payload=out.payload)
+        if out.attachment is not None:
+            frames.append(out.attachment)
+            pv.attachment = len(frames)
+        values.append(pv)
+    return values, frames
+
+
+class Server:
+    """Serves one component class on a bound ROUTER socket (see module docstring)."""
+
+    def __init__(
+        self,
+        factory: Callable[[], Component],
+        endpoint: str,
+        *,
+        once: bool = False,
+        context: zmq.Context | None = None,
+        socket_setup: Callable[[zmq.Socket], None] | None = None,
+    ) -> None:
+        self.factory = factory
+        self.endpoint = endpoint
+        self.once = once
+        self.ctx = context or zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.ROUTER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        if socket_setup:
+            socket_setup(self.sock)
+        self.sock.bind(endpoint)
+        self.bound_endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        self.rejected = 0
+        self._stopping = False
+        self._new_session()
+
+    # -- session ---------------------------------------------------------------
+
+    def _new_session(self) -> None:
+        self.host = ComponentHost(self.factory())
+        self.peer: bytes | None = None
+        self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
+        self.last_heard = time.monotonic()
+        self.heartbeats = 0
+
+    def _end_session(self, why: str) -> None:
+        log.info("%s: session ended (%s)", self.host.name, why)
+        try:
+            self.host.terminate()
+        except ComponentError as exc:
+            log.warning("%s", exc)
+        if self.once:
+            raise _Stop
+        self._new_session()
+
+    # -- loop ------------------------------------------------------------------
+
+    def stop(self) -> None:
+        self._stopping = True
+
+    def serve_forever(self) -> int:
+        poller = zmq.Poller()
+        poller.register(self.sock, zmq.POLLIN)
+        try:
+            while not self._stopping:
+                if poller.poll(POLL_MS):
+                    self._handle(self.sock.recv_multipart(copy=False))
+                elif self.peer is not None and self.peer_timeout_s > 0:
+                    silent = time.monotonic() - self.last_heard
+                    if silent > self.peer_timeout_s:
+                        self._end_session(f"no word from the orchestrator for {silent:.1f} s")
+        except _Stop:
+            pass
+        finally:
+            if self.host.state != lc.COMPONENT_STATE_TERMINATED:
+                try:
+                    self.host.terminate()
+                except ComponentError as exc:
+                    log.warning("%s", exc)
+            self.sock.close(0)
+        return 0
+
+    def _handle(self, frames: list[zmq.Frame]) -> None:
+        identity = frames[0].bytes
+        rest = frames[1:]
+        prefix: list[bytes] = [identity]
+        if len(rest) > 1 and len(rest[0]) == 0:  # REQ-style empty delimiter
+            prefix.append(b"")
+            rest = rest[1:]
+        if not rest:
+            self._reject(prefix, 0, ProtocolError("message without an envelope frame"))
+            return
+        try:
+            req = wire.decode_envelope([rest[0].bytes], lc.Request)
+        except ProtocolError as exc:
+            self._reject(prefix, 0, exc)
+            return
+        body = req.WhichOneof("body")
+        if req.protocol_version != wire.PROTOCOL_VERSION:
+            err = ProtocolError(
+                f"protocol version {req.protocol_version} not supported (this component speaks "
+                f"{wire.PROTOCOL_VERSION})",
+                fix="use a moonpool orchestrator of the same protocol version",
+            )
+            err.code = lc.ERROR_CODE_PROTOCOL_VERSION
+            self._reject(prefix, req.request_id, err)
+            return
+        if body is None:
+            self._reject(prefix, req.request_id, ProtocolError("request has no body"))
+            return
+        if body not in ("describe", "heartbeat"):
+            if self.peer is None and body == "configure":
+                self.peer = identity
+            elif self.peer != identity:
+                err = ProtocolError(
+                    "this component is serving another orchestrator" if self.peer
+                    else f"{body} before configure",
+                    fix="wait until that run ends, or start another `moonpool serve`"
+                    if self.peer else "send configure first",
+                )
+                err.code = lc.ERROR_CODE_BUSY if self.peer else lc.ERROR_CODE_INVALID_STATE
+                self._reject(prefix, req.request_id, err)
+                return
+        if identity == self.peer:
+            self.last_heard = time.monotonic()
+        reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id)
+        attachments: list[Any] = []
+        end_session = False
+        try:
+            if body == "step":
+                s = req.step
+                inputs = self.host.decode_inputs(list(s.inputs), [f.buffer for f in rest[1:]])
+                t0 = time.perf_counter_ns()
+                outputs = self.host.step(s.time_ns, s.step_ns, inputs)
+                values, attachments = output_values(outputs)
+                r = reply.step_result
+                r.time_ns = s.time_ns
+                r.compute_ns = time.perf_counter_ns() - t0
+                r.outputs.extend(values)
+            elif body == "heartbeat":
+                self.heartbeats += 1
+                reply.heartbeat.state = self.host.state
+                reply.heartbeat.counter = self.heartbeats
+            elif body == "describe":
+                reply.description.CopyFrom(self.host.describe())
+            elif body == "configure":
+                self.host.configure(req.configure)
+                self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                reply.ack.SetInParent()
+            elif body == "initialize":
+                outputs = self.host.initialize(req.initialize.start_time_ns)
+                values, attachments = output_values(outputs)
+                reply.initialized.SetInParent()
+                reply.initialized.outputs.extend(values)
+            elif body == "terminate":
+                metrics = self.host.terminate()
+                reply.terminated.metrics_json = wire.json_dumps(metrics) if metrics else ""
+                end_session = True
+        except ComponentError as exc:
+            if not isinstance(exc, LifecycleError):
+                log.error("%s", exc, exc_info=exc.__cause__ is not None)
+            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id)
+            reply.error.CopyFrom(error_to_wire(exc, self.host.name))
+            attachments = []
+        except Exception as exc:  # noqa: BLE001 - a bug in this loop must still answer
+            log.exception("internal error while serving %s", body)
+            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id)
+            reply.error.CopyFrom(error_to_wire(exc, self.host.name))
+            reply.error.code = lc.ERROR_CODE_INTERNAL
+            attachments = []
+        self.sock.send_multipart([*prefix, wire.serialize(reply), *attachments], copy=False)
+        if end_session:
+            self._end_session("terminated")
+
+    def _reject(self, prefix: list[bytes], request_id: int, exc: ComponentError) -> None:
+        self.rejected += 1
+        log.warning("%s: rejected a request: %s", self.host.name, exc)
+        reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=request_id)
+        reply.error.CopyFrom(error_to_wire(exc, self.host.name))
+        try:
+            self.sock.send_multipart([*prefix, wire.serialize(reply)])
+        except zmq.ZMQError:  # peer gone; nothing to answer
+            pass
+
+
+def _die_with_parent() -> None:
+    """Ask Linux to SIGKILL this process when its parent dies (no orphans)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        PR_SET_PDEATHSIG = 1
+        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m moonpool.components.serve",
+        description="Serve one component on a ZeroMQ endpoint.",
+    )
+    parser.add_argument("entry", help="module:Class, file.py:Class or a registered short name")
+    parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
+    parser.add_argument("--once", action="store_true", help="exit after one session")
+    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries")
+    parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
+    parser.add_argument("--log-level", default="INFO")
+    args = parser.parse_args(argv)
+    logging.basicConfig(
+        level=getattr(logging, args.log_level.upper(), logging.INFO),
+        format=f"[{args.entry} %(levelname)s] %(message)s",
+        stream=sys.stderr,
+    )
+    if args.parent_pid:
+        _die_with_parent()
+        if os.getppid() != args.parent_pid:  # parent died before prctl took effect
+            return 1
+    from .loading import load_entry
+
+    try:
+        cls = load_entry(args.entry, args.base_dir)
+    except EntryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        server = Server(cls, args.bind, once=args.once)
+    except zmq.ZMQError as exc:
+        print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: server.stop())
+    if args.once:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    print(f"serving {args.entry} on {server.bound_endpoint}", file=sys.stderr, flush=True)
+    return server.serve_forever()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,321 @@
+"""Wire helpers shared by the SDK and the orchestrator: message types, parameters,
+descriptions and the framing of requests and replies (docs/protocol.md).
+
+A message on a port travels as a ``PortValue``: its full type name, its
+deterministic serialization, and optionally the index of a raw attachment frame.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import typing
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from google.protobuf import descriptor_pb2, message_factory
+from google.protobuf.descriptor import Descriptor, FileDescriptor
+from google.protobuf.message import DecodeError, Message
+
+import moonpool.v1  # noqa: F401  (registers every moonpool.v1 type in the default pool)
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from .component import Component, Port
+from .errors import ParameterError, PortError, ProtocolError
+
+PROTOCOL_VERSION = lc.PROTOCOL_VERSION_1
+
+_CLASSES: dict[str, type[Message]] = {}
+
+
+def register_type(cls: type[Message]) -> None:
+    """Make a (third-party) message class known to :func:`message_class`."""
+    _CLASSES[cls.DESCRIPTOR.full_name] = cls
+
+
+def message_class(type_name: str) -> type[Message]:
+    """The message class for a fully qualified type name, e.g. ``moonpool.v1.Wrench``."""
+    cls = _CLASSES.get(type_name)
+    if cls is not None:
+        return cls
+    from google.protobuf import descriptor_pool
+
+    try:
+        desc = descriptor_pool.Default().FindMessageTypeByName(type_name)
+    except KeyError as exc:
+        raise PortError(
+            f"unknown message type '{type_name}'",
+            fix="use a moonpool.v1 type, or import the module that defines it in the component",
+        ) from exc
+    cls = message_factory.GetMessageClass(desc)
+    _CLASSES[type_name] = cls
+    return cls
+
+
+def serialize(msg: Message) -> bytes:
+    """Deterministic serialization (used for everything that is hashed or compared)."""
+    return msg.SerializeToString(deterministic=True)
+
+
+def decode(type_name: str, payload: bytes) -> Message:
+    """Parse a payload of a named type; raises PortError on garbage."""
+    cls = message_class(type_name)
+    msg = cls()
+    try:
+        msg.ParseFromString(payload)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise PortError(f"payload is not a valid {type_name}: {exc}") from exc
+    return msg
+
+
+def file_descriptor_set(descriptors: Iterable[Descriptor]) -> descriptor_pb2.FileDescriptorSet:
+    """The FileDescriptorSet holding the given message types and all their imports,
+    dependencies first (what MCAP's protobuf profile and Foxglove expect)."""
+    fds = descriptor_pb2.FileDescriptorSet()
+    seen: set[str] = set()
+
+    def add(fd: FileDescriptor) -> None:
+        if fd.name in seen:
+            return
+        seen.add(fd.name)
+        for dep in fd.dependencies:
+            add(dep)
+        proto = descriptor_pb2.FileDescriptorProto()
+        fd.CopyToProto(proto)
+        fds.file.append(proto)
+
+    for d in descriptors:
+        add(d.file)
+    return fds
+
+
+# ----------------------------------------------------------------- parameters
+
+_SCALAR_TYPES = {
+    float: lc.PARAMETER_TYPE_DOUBLE,
+    int: lc.PARAMETER_TYPE_INT,
+    bool: lc.PARAMETER_TYPE_BOOL,
+    str: lc.PARAMETER_TYPE_STRING,
+}
+
+
+def _parameter_type(annotation: Any) -> int:
+    if annotation in _SCALAR_TYPES:
+        return _SCALAR_TYPES[annotation]
+    origin = typing.get_origin(annotation)
+    args = typing.get_args(annotation)
+    if origin is tuple and args and args[0] in (float, int):
+        return lc.PARAMETER_TYPE_DOUBLE_ARRAY
+    if origin is tuple and args and args[0] is str:
+        return lc.PARAMETER_TYPE_STRING_ARRAY
+    return lc.PARAMETER_TYPE_JSON
+
+
+def _field_types(params_cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(params_cls)
+
+
+def to_parameter_value(value: Any) -> lc.ParameterValue:
+    """Python/TOML value -> ParameterValue (bool before int: bool is an int)."""
+    if isinstance(value, bool):
+        return lc.ParameterValue(bool_value=value)
+    if isinstance(value, int):
+        return lc.ParameterValue(int_value=value)
+    if isinstance(value, float):
+        return lc.ParameterValue(double_value=value)
+    if isinstance(value, str):
+        return lc.ParameterValue(string_value=value)
+    if isinstance(value, (list, tuple)):
+        if value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
+            return lc.ParameterValue(double_array=lc.DoubleArray(values=[float(v) for v in value]))
+        if value and all(isinstance(v, str) for v in value):
+            return lc.ParameterValue(string_array=lc.StringArray(values=list(value)))
+    return lc.ParameterValue(json_value=json.dumps(value, sort_keys=True, default=str))
+
+
+def from_parameter_value(pv: lc.ParameterValue) -> Any:
+    kind = pv.WhichOneof("kind")
+    if kind is None:
+        return None
+    if kind == "double_array":
+        return tuple(pv.double_array.values)
+    if kind == "string_array":
+        return tuple(pv.string_array.values)
+    if kind == "json_value":
+        return json.loads(pv.json_value)
+    return getattr(pv, kind)
+
+
+def coerce_parameter(name: str, annotation: Any, value: Any) -> Any:
+    """Convert a raw value to the declared type of parameter ``name``, or raise
+    ParameterError saying what was expected."""
+    ptype = _parameter_type(annotation)
+    bad = ParameterError(
+        f"parameter '{name}' expects {_type_word(ptype)}, got {value!r}",
+        fix=f"set {name} to {_type_word(ptype)} in the rig",
+    )
+    if ptype == lc.PARAMETER_TYPE_DOUBLE:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad
+        v = float(value)
+        if math.isnan(v):
+            raise bad
+        return v
+    if ptype == lc.PARAMETER_TYPE_INT:
+        if isinstance(value, bool):
+            raise bad
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+        if not isinstance(value, int):
+            raise bad
+        return value
+    if ptype == lc.PARAMETER_TYPE_BOOL:
+        if not isinstance(value, bool):
+            raise bad
+        return value
+    if ptype == lc.PARAMETER_TYPE_STRING:
+        if not isinstance(value, str):
+            raise bad
+        return value
+    if ptype == lc.PARAMETER_TYPE_DOUBLE_ARRAY:
+        if not isinstance(value, (list, tuple)) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in value
+        ):
+            raise bad
+        return tuple(float(v) for v in value)
+    if ptype == lc.PARAMETER_TYPE_STRING_ARRAY:
+        if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+            raise bad
+        return tuple(value)
+    return value
+
+
+def _type_word(ptype: int) -> str:
+    return {
+        lc.PARAMETER_TYPE_DOUBLE: "a number",
+        lc.PARAMETER_TYPE_INT: "an integer",
+        lc.PARAMETER_TYPE_BOOL: "true or false",
+        lc.PARAMETER_TYPE_STRING: "a string",
+        lc.PARAMETER_TYPE_DOUBLE_ARRAY: "an array of numbers",
+        lc.PARAMETER_TYPE_STRING_ARRAY: "an array of strings",
+        lc.PARAMETER_TYPE_JSON: "a value",
+    }.get(ptype, "a value")
+
+
+def build_parameters(
+    params_cls: type, given: Mapping[str, Any], component: str = ""
+) -> Any:
+    """Validate ``given`` against the Parameters dataclass; report every problem at once."""
+    fields = {f.name: f for f in dataclasses.fields(params_cls)}
+    types = _field_types(params_cls)
+    problems: list[str] = []
+    values: dict[str, Any] = {}
+    for key in given:
+        if key not in fields:
+            near = _closest(key, fields)
+            hint = f" (did you mean '{near}'?)" if near else ""
+            problems.append(f"unknown parameter '{key}'{hint}")
+    for name, f in fields.items():
+        if name in given:
+            try:
+                values[name] = coerce_parameter(name, types.get(name, Any), given[name])
+            except ParameterError as exc:
+                problems.append(exc.message)
+        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            problems.append(f"missing required parameter '{name}'")
+    if problems:
+        known = ", ".join(fields) or "none"
+        raise ParameterError(
+            "; ".join(problems),
+            component=component,
+            fix=f"fix the component's [parameters] in the rig (known parameters: {known})",
+        )
+    try:
+        return params_cls(**values)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(str(exc), component=component, fix="check the parameter values") from exc
+
+
+def _closest(key: str, options: Iterable[str]) -> str | None:
+    import difflib
+
+    found = difflib.get_close_matches(key, list(options), n=1)
+    return found[0] if found else None
+
+
+# ---------------------------------------------------------------- description
+
+
+def _port_spec(port: Port, direction: int) -> lc.PortSpec:
+    return lc.PortSpec(
+        name=port.name,
+        direction=direction,
+        type=port.type_name,
+        queued=port.queued,
+        description=port.description,
+    )
+
+
+def describe_class(cls: type[Component]) -> lc.Description:
+    """The Description of a component class (its ports and parameters)."""
+    desc = lc.Description(
+        kind=cls.kind(),
+        description=(cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "),
+        protocol_version=PROTOCOL_VERSION,
+    )
+    desc.inputs.extend(_port_spec(p, lc.PORT_DIRECTION_INPUT) for p in cls.inputs)
+    desc.outputs.extend(_port_spec(p, lc.PORT_DIRECTION_OUTPUT) for p in cls.outputs)
+    types = _field_types(cls.Parameters)
+    for f in dataclasses.fields(cls.Parameters):
+        spec = lc.ParameterSpec(
+            name=f.name,
+            type=_parameter_type(types.get(f.name, Any)),
+            description=f.metadata.get("doc", ""),
+            unit=f.metadata.get("unit", ""),
+        )
+        if f.default is not dataclasses.MISSING:
+            spec.default_value.CopyFrom(to_parameter_value(f.default))
+        else:
+            spec.required = True
+        desc.parameters.append(spec)
+    extra = [
+        p.type.DESCRIPTOR
+        for p in (*cls.inputs, *cls.outputs)
+        if not p.type_name.startswith("moonpool.v1.")
+    ]
+    if extra:
+        desc.extra_schemas = serialize(file_descriptor_set(extra))
+    return desc
+
+
+def check_unique_ports(ports: Sequence[Port], what: str, kind: str) -> None:
+    names = [p.name for p in ports]
+    dup = {n for n in names if names.count(n) > 1}
+    if dup:
+        raise PortError(f"{kind} declares {what} port(s) {sorted(dup)} twice")
+
+
+# -------------------------------------------------------------------- framing
+
+
+def encode_request(req: lc.Request, attachments: Sequence[Any] = ()) -> list[Any]:
+    """Frames of a request: [envelope, attachment...]."""
+    return [serialize(req), *attachments]
+
+
+def decode_envelope(frames: Sequence[bytes], cls: type[Message]) -> Message:
+    """Parse frame 0 as ``cls`` (Request or Reply); ProtocolError on garbage."""
+    if not frames:
+        raise ProtocolError("empty message (no frames)")
+    msg = cls()
+    try:
+        msg.ParseFromString(bytes(frames[0]))
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ProtocolError(f"frame 0 is not a valid {cls.DESCRIPTOR.full_name}: {exc}") from exc
+    return msg
+
+
+def json_dumps(value: Any) -> str:
+    """Stable JSON text (sorted keys) for metrics and structured parameters."""
+    return json.dumps(value, sort_keys=True, allow_nan=False, default=float)

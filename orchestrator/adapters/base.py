@@ -1,0 +1,108 @@
+"""What the execution needs from a component, wherever it runs.
+
+Call order (one execution; the execution never deviates from it)::
+
+    describe()                         -> Description (ports, parameters)
+    configure(Configure)
+    initialize(start_time_ns)          -> initial samples (visible at the start time)
+    ( start_step(t, dt, inputs)        send / begin the step
+      finish_step()                    -> samples produced by the step ) *
+    keepalive(now)                     between calls: heartbeat if idle (remote only)
+    terminate()                        -> metrics
+    close()                            always, also after a failure; idempotent
+
+``start_step`` / ``finish_step`` are split so the execution can put every due
+remote component to work before waiting for any of them (Jacobi); results are
+always collected in a fixed order, so they never depend on which reply arrives
+first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from google.protobuf.message import Message
+
+from moonpool.components import wire
+from moonpool.v1 import lifecycle_pb2 as lc
+
+
+@dataclass(eq=False)
+class Sample:
+    """A message on its way through the execution: serialized once, decoded lazily."""
+
+    port: str
+    """Output port that produced it."""
+    type_name: str
+    """Full protobuf type name."""
+    payload: bytes
+    """Deterministic serialization."""
+    attachment: Any = None
+    """Raw bulk data (bytes-like), or None."""
+    _message: Message | None = field(default=None, repr=False)
+
+    def message(self) -> Message:
+        """The decoded message (decoded once, shared by in-process consumers: do not modify)."""
+        if self._message is None:
+            self._message = wire.decode(self.type_name, self.payload)
+        return self._message
+
+
+class StepTimes:
+    """Wall-clock durations of one component's steps, ns (grows in chunks)."""
+
+    def __init__(self) -> None:
+        self._buf = np.zeros(4096, dtype=np.int64)
+        self.count = 0
+
+    def add(self, ns: int) -> None:
+        if self.count == len(self._buf):
+            self._buf = np.concatenate([self._buf, np.zeros_like(self._buf)])
+        self._buf[self.count] = ns
+        self.count += 1
+
+    def values(self) -> np.ndarray:
+        return self._buf[: self.count]
+
+
+class Adapter:
+    """Base of the adapters (see the module docstring for the call order)."""
+
+    placement = "inproc"
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.times = StepTimes()
+        self.description: lc.Description | None = None
+        self.failed = False
+
+    def describe(self) -> lc.Description:
+        raise NotImplementedError
+
+    def configure(self, msg: lc.Configure) -> None:
+        raise NotImplementedError
+
+    def initialize(self, start_time_ns: int) -> list[Sample]:
+        raise NotImplementedError
+
+    def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def finish_step(self) -> list[Sample]:
+        raise NotImplementedError
+
+    def keepalive(self, now: float) -> None:
+        """Send a heartbeat if the component has been idle too long (remote only)."""
+
+    def terminate(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release everything; never raises."""
+
+    @property
+    def rejected(self) -> int:
+        """Frames received from this component that were malformed and dropped."""
+        return 0

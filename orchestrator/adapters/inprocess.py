@@ -1,0 +1,113 @@
+"""InProcessAdapter: a component living in the orchestrator's own process.
+
+Same semantics as the wire: the component goes through a ``ComponentHost`` (the
+code the serve loop uses), its outputs are serialized once, and consumers receive
+decoded copies, so an in-process run and a multi-process run give the same stream.
+
+A step that does not return within its timeout is interrupted with SIGALRM (main
+thread only) and the run fails with StepTimeout.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from typing import Any
+
+from moonpool.components.component import Attached, Component
+from moonpool.components.errors import StepTimeout
+from moonpool.components.host import ComponentHost, Output
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from .base import Adapter, Sample
+
+
+class _Alarm(BaseException):
+    """Raised by the SIGALRM handler; BaseException so component code cannot swallow it."""
+
+
+def _on_alarm(signum: int, frame: Any) -> None:
+    raise _Alarm()
+
+
+def to_samples(outputs: list[Output]) -> list[Sample]:
+    return [Sample(o.port, o.type_name, o.payload, o.attachment) for o in outputs]
+
+
+class InProcessAdapter(Adapter):
+    placement = "inproc"
+
+    def __init__(self, name: str, component: Component, *, step_timeout_ns: int) -> None:
+        super().__init__(name)
+        self.host = ComponentHost(component)
+        self.step_timeout_s = step_timeout_ns * 1e-9
+        self._pending: tuple[int, int, dict[str, Any]] | None = None
+        self._queued = {p.name for p in type(component).inputs if p.queued}
+        self._use_alarm = threading.current_thread() is threading.main_thread()
+
+    def describe(self) -> lc.Description:
+        self.description = self.host.describe()
+        return self.description
+
+    def configure(self, msg: lc.Configure) -> None:
+        self.host.configure(msg)
+
+    def initialize(self, start_time_ns: int) -> list[Sample]:
+        return to_samples(self.host.initialize(start_time_ns))
+
+    def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
+        self._pending = (t_ns, dt_ns, inputs)
+
+    def finish_step(self) -> list[Sample]:
+        assert self._pending is not None, "finish_step without start_step"
+        t_ns, dt_ns, inputs = self._pending
+        self._pending = None
+        decoded: dict[str, Any] = {}
+        for port, value in inputs.items():
+            if isinstance(value, list):
+                decoded[port] = [_payload_of(s) for s in value]
+            else:
+                decoded[port] = _payload_of(value)
+        for port in self._queued:
+            decoded.setdefault(port, [])
+        t0 = time.perf_counter_ns()
+        if self._use_alarm:
+            old = signal.signal(signal.SIGALRM, _on_alarm)
+            signal.setitimer(signal.ITIMER_REAL, self.step_timeout_s)
+        try:
+            outputs = self.host.step(t_ns, dt_ns, decoded)
+        except _Alarm as exc:
+            self.host.state = lc.COMPONENT_STATE_FAILED
+            self.failed = True
+            raise StepTimeout(
+                f"step at t={t_ns * 1e-9:.6f} s did not return within {self.step_timeout_s:g} s",
+                component=self.name,
+                fix="fix the hang in the component, or raise step_timeout in the rig",
+            ) from exc
+        except BaseException:
+            self.failed = True
+            raise
+        finally:
+            if self._use_alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, old)
+        self.times.add(time.perf_counter_ns() - t0)
+        return to_samples(outputs)
+
+    def terminate(self) -> dict[str, Any]:
+        return self.host.terminate()
+
+    def close(self) -> None:
+        if self.host.state != lc.COMPONENT_STATE_TERMINATED:
+            try:
+                self.host.terminate()
+            except Exception:  # noqa: BLE001 - close never raises
+                pass
+
+
+def _payload_of(sample: Sample) -> Any:
+    msg = sample.message()
+    if sample.attachment is not None:
+        return Attached(msg, sample.attachment)
+    return msg

@@ -1,0 +1,127 @@
+"""ProcessAdapter: a component in a child process the orchestrator spawns and supervises.
+
+The child runs the SDK's serve loop (``python -m moonpool.components.serve ENTRY
+--bind ipc://... --once``) in its own session (Ctrl-C reaches only the
+orchestrator, which then shuts the children down in order). No orphans:
+
+- normal end and failures: ``close()`` waits for the child to exit after Terminate,
+  then sends SIGTERM, then SIGKILL;
+- the orchestrator dies (even by SIGKILL): the child asked Linux for
+  PR_SET_PDEATHSIG = SIGKILL, and also ends when it hears nothing for its peer timeout.
+
+The child's stderr goes to ``log_path`` (``logs/NAME.log`` in the run folder); its
+last lines are quoted when it crashes.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import IO
+
+from moonpool.components.errors import ComponentCrashed
+
+from .remote import RemoteAdapter
+
+
+def _signal_name(code: int) -> str:
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
+class ProcessAdapter(RemoteAdapter):
+    placement = "process"
+
+    def __init__(
+        self,
+        name: str,
+        entry: str,
+        endpoint: str,
+        *,
+        base_dir: Path,
+        log_path: Path | None = None,
+        **kwargs,
+    ) -> None:
+        self.entry = entry
+        self.log_path = log_path
+        self._log: IO[bytes] | None = None
+        cmd = [
+            sys.executable,
+            "-m",
+            "moonpool.components.serve",
+            entry,
+            "--bind",
+            endpoint,
+            "--once",
+            "--parent-pid",
+            str(os.getpid()),
+            "--base-dir",
+            str(base_dir),
+        ]
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
+        env.setdefault("PYTHONUNBUFFERED", "1")
+        if log_path is not None:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(log_path, "ab")
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=self._log or None,
+            stderr=self._log or None,
+            start_new_session=True,
+            env=env,
+        )
+        super().__init__(name, endpoint, **kwargs)
+
+    def _where(self) -> str:
+        return f"process {self.proc.pid}"
+
+    def supervise(self) -> None:
+        code = self.proc.poll()
+        if code is None:
+            return
+        self.failed = True
+        how = f"was killed by {_signal_name(code)}" if code < 0 else f"exited with code {code}"
+        tail = self._log_tail()
+        raise ComponentCrashed(
+            f"process {self.proc.pid} {how}" + (f"; its log ends:\n{tail}" if tail else ""),
+            component=self.name,
+            fix=f"see {self.log_path}" if self.log_path else "see the component's output above",
+        )
+
+    def _log_tail(self, lines: int = 8) -> str:
+        if self.log_path is None or not self.log_path.exists():
+            return ""
+        try:
+            text = self.log_path.read_text(errors="replace").rstrip().splitlines()
+        except OSError:
+            return ""
+        return "\n".join("    " + line for line in text[-lines:])
+
+    def close(self) -> None:
+        super().close()
+        if self.proc.poll() is None:
+            deadline = time.monotonic() + (0.5 if self.failed else 2.0)
+            while self.proc.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+        for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+            if self.proc.poll() is not None:
+                break
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                break
+            try:
+                self.proc.wait(wait)
+            except subprocess.TimeoutExpired:
+                continue
+        if self._log is not None:
+            self._log.close()
+            self._log = None

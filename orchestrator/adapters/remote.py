@@ -1,0 +1,271 @@
+"""RemoteAdapter: a component behind a ZeroMQ endpoint (DEALER here, ROUTER there).
+
+Every call has a deadline. While waiting, the adapter polls in short slices so it
+can notice a dead child process (``supervise``), run the execution's idle work
+(heartbeats to other components) and drop what does not belong: malformed frames
+(counted in ``rejected`` and logged) and replies to earlier, timed-out requests.
+
+Foreign zmq / protobuf exceptions are translated here into the moonpool tree.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+import zmq
+
+from moonpool.components import wire
+from moonpool.components.errors import (
+    ComponentCrashed,
+    ConnectionLost,
+    ProtocolError,
+    StepTimeout,
+    error_from_wire,
+)
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from .base import Adapter, Sample
+
+log = logging.getLogger("moonpool.remote")
+
+SLICE_S = 0.05
+
+_EXPECTED = {
+    "describe": "description",
+    "configure": "ack",
+    "initialize": "initialized",
+    "step": "step_result",
+    "terminate": "terminated",
+    "heartbeat": "heartbeat",
+}
+
+
+class RemoteAdapter(Adapter):
+    placement = "remote"
+
+    def __init__(
+        self,
+        name: str,
+        endpoint: str,
+        *,
+        step_timeout_ns: int,
+        setup_timeout_ns: int,
+        heartbeat_interval_ns: int = 1_000_000_000,
+        peer_timeout_ns: int = 10_000_000_000,
+        context: zmq.Context | None = None,
+        socket_setup: Callable[[zmq.Socket], None] | None = None,
+    ) -> None:
+        super().__init__(name)
+        self.endpoint = endpoint
+        self.step_timeout_s = step_timeout_ns * 1e-9
+        self.setup_timeout_s = setup_timeout_ns * 1e-9
+        self.heartbeat_interval_s = heartbeat_interval_ns * 1e-9
+        self.peer_timeout_s = peer_timeout_ns * 1e-9
+        self.ctx = context or zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.LINGER, 0)
+        if socket_setup:
+            socket_setup(self.sock)
+        try:
+            self.sock.connect(endpoint)
+        except zmq.ZMQError as exc:
+            self.sock.close(0)
+            raise ConnectionLost(
+                f"cannot connect to {endpoint}: {exc}",
+                component=name,
+                fix="check the endpoint in the rig (tcp://host:port or ipc://path)",
+            ) from exc
+        self._next_id = 1
+        self._rejected = 0
+        self._in_flight: tuple[int, str, float, float] | None = None  # id, body, sent, deadline
+        self._last_contact = time.monotonic()
+        self._hb_outstanding: float | None = None
+        self.idle: Callable[[], None] | None = None
+        self.closed = False
+
+    # -- supervision hooks (ProcessAdapter overrides) ----------------------------
+
+    def supervise(self) -> None:
+        """Raise if the component is known to be dead (remote: nothing to check)."""
+
+    def _where(self) -> str:
+        return f"at {self.endpoint}"
+
+    # -- calls -------------------------------------------------------------------
+
+    def _send(self, body: str, payload: Any) -> int:
+        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id)
+        getattr(req, body).CopyFrom(payload)
+        self._next_id += 1
+        try:
+            self.sock.send(wire.serialize(req), copy=False)
+        except zmq.ZMQError as exc:
+            raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
+        return req.request_id
+
+    def _call(self, body: str, payload: Any, timeout_s: float) -> tuple[lc.Reply, list]:
+        rid = self._send(body, payload)
+        now = time.monotonic()
+        self._in_flight = (rid, body, now, now + timeout_s)
+        return self._wait()
+
+    def _wait(self) -> tuple[lc.Reply, list]:
+        assert self._in_flight is not None
+        rid, body, sent, deadline = self._in_flight
+        try:
+            while True:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    self.failed = True
+                    timeout = deadline - sent
+                    raise StepTimeout(
+                        f"no answer to {body} within {timeout:g} s ({self._where()})",
+                        component=self.name,
+                        fix="the component hangs or is too slow: fix it, or raise "
+                        + ("step_timeout" if body == "step" else "setup_timeout")
+                        + " in the rig",
+                    )
+                try:
+                    ready = self.sock.poll(int(min(remaining, SLICE_S) * 1000) + 1, zmq.POLLIN)
+                except zmq.ZMQError as exc:
+                    raise ConnectionLost(f"socket error: {exc}", component=self.name) from exc
+                if not ready:
+                    self.supervise()
+                    if self.idle is not None:
+                        self.idle()
+                    continue
+                frames = self.sock.recv_multipart(copy=False)
+                reply = self._accept(frames)
+                if reply is None or reply.request_id != rid:
+                    continue
+                kind = reply.WhichOneof("body")
+                if kind == "error":
+                    self.failed = True
+                    raise error_from_wire(reply.error, self.name)
+                if kind != _EXPECTED[body]:
+                    self._reject(f"answer to {body} is {kind}, expected {_EXPECTED[body]}")
+                    continue
+                return reply, [f.buffer for f in frames[1:]]
+        finally:
+            self._in_flight = None
+            self._last_contact = time.monotonic()
+
+    def _accept(self, frames: list) -> lc.Reply | None:
+        """Decode a reply envelope; drop and count garbage; note heartbeats."""
+        try:
+            reply = wire.decode_envelope([frames[0].bytes], lc.Reply)
+        except ProtocolError as exc:
+            self._reject(str(exc))
+            return None
+        self._last_contact = time.monotonic()
+        if reply.WhichOneof("body") == "heartbeat":
+            self._hb_outstanding = None
+            return reply
+        if self._in_flight is None or reply.request_id != self._in_flight[0]:
+            log.debug("%s: dropped a late reply to request %d", self.name, reply.request_id)
+        return reply
+
+    def _reject(self, why: str) -> None:
+        self._rejected += 1
+        log.warning("%s: rejected a frame from %s: %s", self.name, self.endpoint, why)
+
+    @property
+    def rejected(self) -> int:
+        return self._rejected
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def describe(self) -> lc.Description:
+        reply, _ = self._call("describe", lc.Describe(), self.setup_timeout_s)
+        desc = reply.description
+        if desc.protocol_version and desc.protocol_version != wire.PROTOCOL_VERSION:
+            raise ProtocolError(
+                f"component speaks protocol version {desc.protocol_version}, this orchestrator "
+                f"{wire.PROTOCOL_VERSION}",
+                component=self.name,
+                fix="run the same moonpool version on both sides",
+            )
+        self.description = desc
+        return desc
+
+    def configure(self, msg: lc.Configure) -> None:
+        self._call("configure", msg, self.setup_timeout_s)
+
+    def initialize(self, start_time_ns: int) -> list[Sample]:
+        reply, frames = self._call(
+            "initialize", lc.Initialize(start_time_ns=start_time_ns), self.setup_timeout_s
+        )
+        return self._samples(reply.initialized.outputs, frames)
+
+    def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
+        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id)
+        self._next_id += 1
+        step = req.step
+        step.time_ns = t_ns
+        step.step_ns = dt_ns
+        frames: list[Any] = []
+        for port, value in inputs.items():
+            for s in value if isinstance(value, list) else (value,):
+                pv = step.inputs.add(port=port, type=s.type_name, payload=s.payload)
+                if s.attachment is not None:
+                    frames.append(s.attachment)
+                    pv.attachment = len(frames)
+        now = time.monotonic()
+        try:
+            self.sock.send_multipart([wire.serialize(req), *frames], copy=False)
+        except zmq.ZMQError as exc:
+            raise ConnectionLost(f"cannot send step: {exc}", component=self.name) from exc
+        self._in_flight = (req.request_id, "step", now, now + self.step_timeout_s)
+        self._t_sent = time.perf_counter_ns()
+
+    def finish_step(self) -> list[Sample]:
+        reply, frames = self._wait()
+        self.times.add(time.perf_counter_ns() - self._t_sent)
+        return self._samples(reply.step_result.outputs, frames)
+
+    def _samples(self, values: Any, frames: list) -> list[Sample]:
+        out = []
+        for pv in values:
+            att = None
+            if pv.attachment:
+                if pv.attachment > len(frames):
+                    raise ProtocolError(
+                        f"output '{pv.port}' refers to missing attachment frame {pv.attachment}",
+                        component=self.name,
+                    )
+                att = bytes(frames[pv.attachment - 1])
+            out.append(Sample(pv.port, pv.type, pv.payload, att))
+        return out
+
+    def keepalive(self, now: float) -> None:
+        if self._in_flight is not None or self.closed:
+            return
+        if self._hb_outstanding is not None:
+            # Drain whatever arrived (heartbeat answers, garbage) without blocking.
+            while self.sock.poll(0, zmq.POLLIN):
+                self._accept(self.sock.recv_multipart(copy=False))
+            if self._hb_outstanding is not None and now - self._hb_outstanding > self.peer_timeout_s:
+                self.failed = True
+                raise ConnectionLost(
+                    f"no heartbeat answer for {now - self._hb_outstanding:.1f} s ({self._where()})",
+                    component=self.name,
+                    fix="check that the component is running and the network path is up",
+                )
+            return
+        if now - self._last_contact > self.heartbeat_interval_s:
+            self._send("heartbeat", lc.Heartbeat(state=lc.COMPONENT_STATE_INITIALIZED))
+            self._hb_outstanding = now
+
+    def terminate(self) -> dict[str, Any]:
+        reply, _ = self._call("terminate", lc.Terminate(), self.setup_timeout_s)
+        from moonpool.components.host import metrics_from_json
+
+        return metrics_from_json(reply.terminated.metrics_json)
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.sock.close(0)

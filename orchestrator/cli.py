@@ -1,0 +1,199 @@
+"""The ``moonpool`` command.
+
+    moonpool run RIG [--until S] [--seed N] [--out DIR] [--set K=V]... [--mode inproc|process]
+    moonpool check RIG [--set K=V]... [--mode inproc|process]
+    moonpool serve ENTRY --bind ENDPOINT
+    moonpool describe ENTRY | --list
+
+Exit codes: 0 success, 1 a run that failed, 2 bad input (rig, flags, entry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from datetime import datetime
+from pathlib import Path
+
+from google.protobuf import json_format
+
+from moonpool.components.errors import EntryError, RigError, RigValidationError
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 too; say how to get help
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="moonpool", description="Co-simulation of underwater robots.")
+    p.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING (default), ERROR")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="run a rig")
+    r.add_argument("rig", type=Path, help="rig file (TOML)")
+    r.add_argument("--until", type=float, metavar="S", help="simulated seconds (overrides run.until)")
+    r.add_argument("--seed", type=int, metavar="N", help="seed (overrides run.seed)")
+    r.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/RIG-TIME)")
+    r.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
+                   help="override a rig key, e.g. components.pid.parameters.kp=80 (repeatable)")
+    r.add_argument("--mode", choices=["inproc", "process"],
+                   help="run every component in-process or each in its own process")
+    r.add_argument("--quiet", action="store_true", help="no progress bar and no table")
+
+    c = sub.add_parser("check", help="validate a rig without running it; list every problem")
+    c.add_argument("rig", type=Path)
+    c.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides")
+    c.add_argument("--mode", choices=["inproc", "process"])
+
+    s = sub.add_parser("serve", help="host one component for a remote orchestrator")
+    s.add_argument("entry", help="registered name, module:Class or file.py:Class")
+    s.add_argument("--bind", required=True, metavar="ENDPOINT", help="e.g. tcp://*:5555")
+    s.add_argument("--once", action="store_true", help="exit after one session")
+
+    d = sub.add_parser("describe", help="print a component's ports and parameters")
+    d.add_argument("entry", nargs="?", help="registered name, module:Class or file.py:Class")
+    d.add_argument("--list", action="store_true", help="list the registered components")
+    d.add_argument("--json", action="store_true", help="print the Description as JSON")
+    return p
+
+
+class Progress:
+    """A one-line progress bar on a terminal (stderr)."""
+
+    def __init__(self, until_ns: int, stream=sys.stderr) -> None:
+        self.until_ns = until_ns
+        self.stream = stream
+        self.t0 = time.perf_counter()
+        self.shown = False
+
+    def __call__(self, t_ns: int) -> None:
+        frac = min(max(t_ns / self.until_ns, 0.0), 1.0) if self.until_ns else 1.0
+        wall = time.perf_counter() - self.t0
+        rtf = t_ns * 1e-9 / wall if wall > 0 else 0.0
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        eta = wall * (1 - frac) / frac if frac > 0 else 0.0
+        self.stream.write(
+            f"\r[{bar}] {frac * 100:5.1f}%  t={t_ns * 1e-9:8.2f} s  {rtf:7.1f}x real time  ETA {eta:5.0f} s"
+        )
+        self.stream.flush()
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            self.stream.write("\r" + " " * 90 + "\r")
+            self.stream.flush()
+
+
+def _load(args) -> "object":
+    from .rigfile import load_and_check
+
+    return load_and_check(
+        args.rig, args.overrides, until_s=getattr(args, "until", None),
+        seed=getattr(args, "seed", None), mode=args.mode,
+    )
+
+
+def cmd_run(args) -> int:
+    from .run import run_rig
+    from .summary import format_table
+
+    try:
+        rig = _load(args)
+    except RigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    out = args.out or Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    show = not args.quiet and sys.stderr.isatty()
+    progress = Progress(rig.run.until_ns) if show else None
+    if not args.quiet:
+        print(f"running {rig.path} until {rig.run.until_ns * 1e-9:g} s (seed {rig.run.seed}) -> {out}",
+              file=sys.stderr)
+    result = run_rig(rig, out, progress=progress)
+    if progress is not None:
+        progress.done()
+    if not args.quiet:
+        print(format_table(result.summary))
+        print(f"outputs in {out}/ (summary.json, recording.mcap, plots/)")
+    if not result.ok:
+        print(f"error: run failed: {result.summary['error']}", file=sys.stderr)
+    return result.exit_code
+
+
+def cmd_check(args) -> int:
+    try:
+        rig = _load(args)
+    except RigValidationError as exc:
+        print(str(exc), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RigError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"{args.rig}: ok ({len(rig.components)} components, {len(rig.connections)} connections, "
+          f"until {rig.run.until_ns * 1e-9:g} s, {rig.run.algorithm})")
+    return EXIT_OK
+
+
+def cmd_serve(args) -> int:
+    from moonpool.components import serve
+
+    argv = [args.entry, "--bind", args.bind, "--log-level", args.log_level]
+    if args.once:
+        argv.append("--once")
+    return serve.main(argv)
+
+
+def cmd_describe(args) -> int:
+    from moonpool.components.loading import load_entry, registered
+    from moonpool.components.wire import describe_class, from_parameter_value
+
+    if args.list or not args.entry:
+        for name, target in sorted(registered().items()):
+            print(f"{name:28s} {target}")
+        return EXIT_OK
+    try:
+        desc = describe_class(load_entry(args.entry, Path.cwd()))
+    except EntryError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.json:
+        print(json_format.MessageToJson(desc, preserving_proto_field_name=True))
+        return EXIT_OK
+    print(f"{desc.kind}\n  {desc.description}\n")
+    for title, ports in (("inputs", desc.inputs), ("outputs", desc.outputs)):
+        print(f"{title}:")
+        for p in ports:
+            q = " (queued)" if p.queued else ""
+            print(f"  {p.name:20s} {p.type}{q}  {p.description}")
+        if not ports:
+            print("  (none)")
+    print("parameters:")
+    for prm in desc.parameters:
+        default = (
+            "required" if prm.required
+            else f"default {json.dumps(from_parameter_value(prm.default_value))}"
+        )
+        unit = f" [{prm.unit}]" if prm.unit else ""
+        print(f"  {prm.name:20s} {default}{unit}  {prm.description}")
+    if not desc.parameters:
+        print("  (none)")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe}
+    return handler[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

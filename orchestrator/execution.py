@@ -1,0 +1,294 @@
+"""The execution: a multi-rate, fixed-step master over int64-nanosecond time.
+
+Call order::
+
+    execution = Execution(rig, adapters, observer)
+    execution.setup()        describe every component, check the wiring, configure,
+                             initialize (initial outputs are visible at t = 0)
+    execution.run(progress)  step until rig.run.until_ns
+    execution.shutdown(ok)   terminate (when ok) and close every adapter; collect metrics
+
+Time model (DESIGN.md "Time"): component c is stepped at its schedule's instants
+t_k = offset + round(k·1e9/rate); the step at t_k advances it to t_{k+1}. The master
+time T runs through the union of all instants; the components due at T are stepped
+there, and only there, so nothing drifts.
+
+Algorithms, for the components due at the same T:
+
+- **Jacobi** (parallel): every due component reads the inputs visible at T; all are
+  put to work at once (remote ones first), and their outputs become visible at
+  T + dt_c (the end of their own step). Outputs are collected in rig order, so the
+  stream never depends on which reply came back first.
+- **Gauss-Seidel** (ordered): due components are stepped one after another in
+  ``run.order`` (default: rig order); outputs are visible at T immediately, so a
+  chain sensor -> controller -> vehicle adds no step of delay.
+
+A connection may add a delay d: a message visible at V reaches the input at V + d.
+An ordinary input holds the latest message delivered (sample and hold); a queued
+input receives every message delivered since its previous step, in order.
+
+Every produced message is handed to the observer (recorder and digest) at the
+moment it is produced, with log time = the instant it becomes visible. That order
+is fixed by (T, component order, port order), hence deterministic.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from moonpool.components import wire
+from moonpool.components.errors import (
+    MoonpoolError,
+    Problem,
+    RigValidationError,
+    SimulationError,
+)
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from .adapters.base import Adapter, Sample
+from .rig import Rig
+
+log = logging.getLogger("moonpool.execution")
+
+
+class Observer(Protocol):
+    """Sees every message of the execution, in the canonical order."""
+
+    def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int: ...
+
+    def write(self, channel_id: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None: ...
+
+
+@dataclass
+class _Input:
+    """An input port of one component, fed by at most one connection."""
+
+    port: str
+    queued: bool
+    queue: deque = field(default_factory=deque)  # (deliver_time_ns, Sample)
+    held: Sample | None = None
+
+
+@dataclass
+class _Slot:
+    """Execution state of one component."""
+
+    index: int
+    name: str
+    adapter: Adapter
+    schedule: Any
+    k: int = 0
+    steps: int = 0
+    inputs: dict[str, _Input] = field(default_factory=dict)
+    # output port -> list of (target input, delay_ns)
+    routes: dict[str, list[tuple[_Input, int]]] = field(default_factory=dict)
+    channels: dict[str, int] = field(default_factory=dict)
+
+    def now(self) -> int:
+        return self.schedule.instant(self.k)
+
+    def next(self) -> int:
+        return self.schedule.instant(self.k + 1)
+
+
+class Execution:
+    """Steps the components of one rig (see the module docstring)."""
+
+    def __init__(self, rig: Rig, adapters: dict[str, Adapter], observer: Observer) -> None:
+        self.rig = rig
+        self.adapters = adapters
+        self.observer = observer
+        self.slots = [
+            _Slot(i, c.name, adapters[c.name], c.schedule) for i, c in enumerate(rig.components)
+        ]
+        self.by_name = {s.name: s for s in self.slots}
+        if rig.run.algorithm == "gauss-seidel":
+            order = rig.run.order or tuple(c.name for c in rig.components)
+            self._rank = {name: i for i, name in enumerate(order)}
+        else:
+            self._rank = {s.name: s.index for s in self.slots}
+        self.time_ns = 0
+        self.ticks = 0
+        self.messages = 0
+        self.metrics: dict[str, Any] = {}
+        self._remote = [s.adapter for s in self.slots if s.adapter.placement != "inproc"]
+
+    # -- setup -------------------------------------------------------------------
+
+    def setup(self) -> None:
+        descriptions = {s.name: s.adapter.describe() for s in self.slots}
+        self._wire(descriptions)
+        for s in self.slots:
+            cfg = self.rig.component(s.name)
+            msg = lc.Configure(
+                instance_name=s.name,
+                seed=self.rig.run.seed,
+                period_ns=cfg.schedule.nominal_period_ns,
+                peer_timeout_ns=self.rig.run.peer_timeout_ns,
+            )
+            for key, value in cfg.parameters.items():
+                msg.parameters.add(name=key, value=wire.to_parameter_value(value))
+            s.adapter.configure(msg)
+        for a in self._remote:
+            a.idle = self._idle
+        for s in self.slots:
+            t0 = s.now()
+            self._publish(s, s.adapter.initialize(t0), t0)
+
+    def _wire(self, descriptions: dict[str, lc.Description]) -> None:
+        """Check connections against what the components say they are; build routes."""
+        problems = []
+        file = str(self.rig.path)
+        for s in self.slots:
+            d = descriptions[s.name]
+            for p in d.inputs:
+                s.inputs[p.name] = _Input(p.name, p.queued)
+            for p in d.outputs:
+                s.routes[p.name] = []
+                s.channels[p.name] = self.observer.add_topic(
+                    f"/{s.name}/{p.name}", p.type, d.extra_schemas
+                )
+        connected: set[int] = set()
+        for i, c in enumerate(self.rig.connections):
+            key = f"connections[{i}]"
+            src, dst = self.by_name[c.source], self.by_name[c.target]
+            outs = {p.name: p for p in descriptions[c.source].outputs}
+            ins = {p.name: p for p in descriptions[c.target].inputs}
+            if c.source_port not in outs:
+                problems.append(Problem(file, key + ".from", f"'{c.source}' has no output "
+                                        f"'{c.source_port}' (outputs: {sorted(outs)})"))
+                continue
+            if c.target_port not in ins:
+                problems.append(Problem(file, key + ".to", f"'{c.target}' has no input "
+                                        f"'{c.target_port}' (inputs: {sorted(ins)})"))
+                continue
+            if outs[c.source_port].type != ins[c.target_port].type:
+                problems.append(Problem(
+                    file, key, f"{c}: output type {outs[c.source_port].type} does not match "
+                    f"input type {ins[c.target_port].type}"))
+                continue
+            target = dst.inputs[c.target_port]
+            if id(target) in connected:
+                problems.append(Problem(file, key + ".to", f"input {c.target}.{c.target_port} "
+                                        "is already connected; an input takes one connection"))
+                continue
+            connected.add(id(target))
+            src.routes[c.source_port].append((target, c.delay_ns))
+        if problems:
+            raise RigValidationError(problems)
+
+    # -- stepping ------------------------------------------------------------------
+
+    def _idle(self) -> None:
+        """Run while waiting on a slow component: keep the others alive."""
+        now = time.monotonic()
+        for a in self._remote:
+            a.keepalive(now)
+
+    def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int) -> None:
+        observer = self.observer
+        for sample in samples:
+            channel = slot.channels.get(sample.port)
+            if channel is None:
+                raise SimulationError(
+                    f"produced a message on undeclared output '{sample.port}'",
+                    component=slot.name, fix="declare the port in the component's outputs",
+                )
+            observer.write(channel, visible_ns, sample.payload, sample.attachment)
+            self.messages += 1
+            for target, delay in slot.routes[sample.port]:
+                target.queue.append((visible_ns + delay, sample))
+
+    @staticmethod
+    def _gather(slot: _Slot, t_ns: int) -> dict[str, Any]:
+        inputs: dict[str, Any] = {}
+        for name, inp in slot.inputs.items():
+            q = inp.queue
+            if inp.queued:
+                got = []
+                while q and q[0][0] <= t_ns:
+                    got.append(q.popleft()[1])
+                inputs[name] = got
+            else:
+                while q and q[0][0] <= t_ns:
+                    inp.held = q.popleft()[1]
+                if inp.held is not None:
+                    inputs[name] = inp.held
+        return inputs
+
+    def run(self, progress: Callable[[int], None] | None = None) -> None:
+        """Step until ``rig.run.until_ns``. Raises SimulationError / ComponentError."""
+        until = self.rig.run.until_ns
+        heap = [(s.now(), self._rank[s.name], s.index) for s in self.slots]
+        heapq.heapify(heap)
+        jacobi = self.rig.run.algorithm == "jacobi"
+        slots = self.slots
+        has_remote = bool(self._remote)
+        last_progress = time.monotonic()
+        while heap and heap[0][0] < until:
+            t = heap[0][0]
+            due = []
+            while heap and heap[0][0] == t:
+                due.append(slots[heapq.heappop(heap)[2]])
+            self.time_ns = t
+            if jacobi:
+                # Put remote components to work first, compute in-process ones
+                # meanwhile, then collect; publish in rig order.
+                results = {}
+                for s in due:
+                    if s.adapter.placement != "inproc":
+                        s.adapter.start_step(t, s.next() - t, self._gather(s, t))
+                for s in due:
+                    if s.adapter.placement == "inproc":
+                        s.adapter.start_step(t, s.next() - t, self._gather(s, t))
+                        results[s.index] = s.adapter.finish_step()
+                for s in due:
+                    if s.adapter.placement != "inproc":
+                        results[s.index] = s.adapter.finish_step()
+                for s in due:  # rig order (heap order == rank == index for Jacobi)
+                    self._publish(s, results[s.index], s.next())
+            else:
+                for s in due:  # heap order == Gauss-Seidel rank
+                    dt = s.next() - t
+                    s.adapter.start_step(t, dt, self._gather(s, t))
+                    self._publish(s, s.adapter.finish_step(), t)
+            for s in due:
+                s.k += 1
+                s.steps += 1
+                heapq.heappush(heap, (s.now(), self._rank[s.name], s.index))
+            self.ticks += 1
+            if has_remote or progress is not None:
+                now = time.monotonic()
+                if has_remote:
+                    for a in self._remote:
+                        a.keepalive(now)
+                if progress is not None and now - last_progress > 0.2:
+                    last_progress = now
+                    progress(t)
+        self.time_ns = until
+
+    # -- shutdown ------------------------------------------------------------------
+
+    def shutdown(self, ok: bool) -> list[str]:
+        """Terminate (healthy components, when ``ok`` or to salvage metrics) and close all.
+        Returns the problems met on the way (they do not raise)."""
+        problems = []
+        for s in self.slots:
+            a = s.adapter
+            if not a.failed:
+                try:
+                    metrics = a.terminate()
+                    if metrics:
+                        self.metrics[s.name] = metrics
+                except MoonpoolError as exc:
+                    problems.append(str(exc))
+                    log.warning("terminate failed: %s", exc)
+        for s in self.slots:
+            s.adapter.close()
+        return problems

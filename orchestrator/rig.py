@@ -1,0 +1,150 @@
+"""The rig: a typed, frozen description of one execution.
+
+Built only by ``rigfile.py`` (the one module that parses TOML); everything else
+reads these dataclasses. Times are integer nanoseconds. docs/rigs.md is the
+reference of the file format these come from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Literal
+
+Placement = Literal["inproc", "process", "remote"]
+"""Where a component runs: in the orchestrator's process, in a child process the
+orchestrator spawns and supervises, or behind an endpoint someone else serves."""
+
+Algorithm = Literal["jacobi", "gauss-seidel"]
+"""How components due at the same instant are stepped (docs/architecture.md)."""
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """When a component is stepped: instants ``offset_ns + round(k * 1e9 / rate_hz)``.
+
+    A period given in the rig is stored as the exact rate ``1e9 / period_ns``, so
+    both spellings give integer instants that are the same on every run.
+    """
+
+    rate_hz: Fraction
+    """Exact step rate, Hz (a rational: 30 Hz stays 30, not 29.999...)."""
+    offset_ns: int = 0
+    """Time of the first step, ns (>= 0)."""
+
+    def instant(self, k: int) -> int:
+        """Time of step k, ns: offset + round-half-up(k * 1e9 / rate)."""
+        exact = Fraction(k * 1_000_000_000) / self.rate_hz
+        return self.offset_ns + int((exact + Fraction(1, 2)).__floor__())
+
+    @property
+    def nominal_period_ns(self) -> int:
+        """The period rounded to whole nanoseconds (for information only)."""
+        return int((Fraction(1_000_000_000) / self.rate_hz + Fraction(1, 2)).__floor__())
+
+
+@dataclass(frozen=True)
+class ComponentConfig:
+    """One component of the rig (a ``[components.NAME]`` table)."""
+
+    name: str
+    """Instance name: unique in the rig; used in topics, headers and errors."""
+    entry: str
+    """What to run: a registered short name, ``module:Class`` or ``file.py:Class``."""
+    placement: Placement
+    """Where it runs (``run`` key): inproc, process or remote."""
+    schedule: Schedule
+    """When it is stepped."""
+    parameters: dict[str, Any] = field(default_factory=dict)
+    """Parameter values, passed to the component's configure (validated there)."""
+    endpoint: str = ""
+    """ZeroMQ endpoint of a remote component (``tcp://host:port``, ``ipc://path``)."""
+    step_timeout_ns: int = 2_000_000_000
+    """Longest a step may take before the run fails with StepTimeout."""
+    setup_timeout_ns: int = 30_000_000_000
+    """Longest describe/configure/initialize/terminate may take (imports, model loading)."""
+    base_dir: Path = Path(".")
+    """Folder relative ``file.py`` entries and files in parameters are taken from."""
+
+
+@dataclass(frozen=True)
+class ConnectionConfig:
+    """A connection from an output port to an input port (a ``[[connections]]`` entry)."""
+
+    source: str
+    """Producing component instance."""
+    source_port: str
+    """Its output port."""
+    target: str
+    """Consuming component instance."""
+    target_port: str
+    """Its input port."""
+    delay_ns: int = 0
+    """Extra transport delay: a message visible at t reaches the input at t + delay."""
+
+    def __str__(self) -> str:
+        d = f" (delay {self.delay_ns} ns)" if self.delay_ns else ""
+        return f"{self.source}.{self.source_port} -> {self.target}.{self.target_port}{d}"
+
+
+@dataclass(frozen=True)
+class PlotSpec:
+    """A figure the run draws from its recording (a ``[[plots]]`` entry)."""
+
+    title: str
+    """Figure title; also the PNG file name (slugified)."""
+    series: tuple[str, ...]
+    """Signals to draw, each ``component.port:field.path`` (e.g. ``vehicle.state:position_ned_m.z``)."""
+    ylabel: str = ""
+    """Y axis label, with the unit."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The ``[run]`` table: how long, with which seed, with which algorithm."""
+
+    until_ns: int
+    """Simulation end time, ns (steps start at 0 and stop before this instant)."""
+    seed: int = 0
+    """Execution seed; keyed noise depends on it and nothing else random."""
+    algorithm: Algorithm = "jacobi"
+    """Jacobi (parallel, outputs visible one step later) or Gauss-Seidel (in order, no added delay)."""
+    order: tuple[str, ...] = ()
+    """Gauss-Seidel order of components due at the same instant (default: rig order)."""
+    heartbeat_interval_ns: int = 1_000_000_000
+    """A process or remote component that has not been contacted for this long gets a heartbeat."""
+    peer_timeout_ns: int = 10_000_000_000
+    """A spawned or served component ends its session after this long without a word."""
+    record: bool = True
+    """Write the MCAP recording (the digest is computed either way)."""
+    plots: bool = True
+    """Draw PNG plots after the run."""
+
+
+@dataclass(frozen=True)
+class Rig:
+    """A whole rig, validated."""
+
+    path: Path
+    """The rig file it came from."""
+    name: str
+    """Rig name (``name`` key, default: file stem)."""
+    run: RunConfig
+    """Run settings."""
+    components: tuple[ComponentConfig, ...]
+    """Components, in file order (the default Gauss-Seidel order and the order of records)."""
+    connections: tuple[ConnectionConfig, ...]
+    """Connections between ports."""
+    plots: tuple[PlotSpec, ...] = ()
+    """Figures to draw in addition to the generic per-component plots."""
+    description: str = ""
+    """Free text from the rig's ``description`` key."""
+    source_text: str = ""
+    """The rig file's text after overrides, recorded beside the run."""
+
+    def component(self, name: str) -> ComponentConfig:
+        for c in self.components:
+            if c.name == name:
+                return c
+        raise KeyError(name)

@@ -1,0 +1,220 @@
+"""One run, end to end: adapters, execution, recording, summary.json and plots.
+
+Call order::
+
+    result = run_rig(rig, out_dir)      never raises for a failed run: the failure is
+                                        in result.summary["status"/"error"]
+    result.exit_code                    0 ok, 1 failed (DESIGN.md / the CLI)
+
+Whatever happens after the recording is opened — a component raising, hanging or
+dying, Ctrl-C, SIGTERM — the components are shut down (no orphan processes), the
+recording is closed readable, and summary.json says what happened.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import zmq
+
+from moonpool.components.errors import (
+    ComponentError,
+    Interrupted,
+    MoonpoolError,
+    RigError,
+    SimulationError,
+)
+from moonpool.components.loading import load_entry
+
+from . import summary as summary_mod
+from .adapters.base import Adapter
+from .adapters.inprocess import InProcessAdapter
+from .adapters.process import ProcessAdapter
+from .adapters.remote import RemoteAdapter
+from .execution import Execution
+from .recording import Digest, Recorder
+from .rig import Rig
+
+log = logging.getLogger("moonpool.run")
+
+
+class RunObserver:
+    """Feeds every message to the digest and, when recording, to the MCAP file."""
+
+    def __init__(self, recorder: Recorder | None) -> None:
+        self.recorder = recorder
+        self.digest = Digest()
+        self._topics: list[tuple[str, int]] = []
+
+    def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
+        channel = self.recorder.add_topic(topic, type_name, extra_schemas) if self.recorder else -1
+        self._topics.append((topic, channel))
+        return len(self._topics) - 1
+
+    def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
+        topic, channel = self._topics[index]
+        self.digest.update(topic, log_time_ns, payload, attachment)
+        if self.recorder is not None:
+            self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
+
+
+@dataclass
+class RunResult:
+    summary: dict[str, Any]
+    out_dir: Path
+
+    @property
+    def ok(self) -> bool:
+        return self.summary["status"] == "ok"
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.ok else 1
+
+
+def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, Adapter]:
+    """One adapter per component; child processes are spawned here (in parallel)."""
+    adapters: dict[str, Adapter] = {}
+    ctx = zmq.Context.instance()
+    try:
+        for i, c in enumerate(rig.components):
+            common = dict(
+                step_timeout_ns=c.step_timeout_ns,
+                setup_timeout_ns=c.setup_timeout_ns,
+                heartbeat_interval_ns=rig.run.heartbeat_interval_ns,
+                peer_timeout_ns=rig.run.peer_timeout_ns,
+                context=ctx,
+            )
+            if c.placement == "inproc":
+                cls = load_entry(c.entry, c.base_dir)
+                adapters[c.name] = InProcessAdapter(c.name, cls(), step_timeout_ns=c.step_timeout_ns)
+            elif c.placement == "process":
+                adapters[c.name] = ProcessAdapter(
+                    c.name, c.entry, f"ipc://{sock_dir}/{i}.sock", base_dir=c.base_dir,
+                    log_path=(log_dir / f"{c.name}.log") if log_dir else None, **common,
+                )
+            else:
+                adapters[c.name] = RemoteAdapter(c.name, c.endpoint, **common)
+    except BaseException:
+        for a in adapters.values():
+            a.close()
+        raise
+    return adapters
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    raise Interrupted("stopped by SIGTERM", fix="")
+
+
+def run_rig(
+    rig: Rig,
+    out_dir: Path,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> RunResult:
+    """Run a validated rig; write recording.mcap, summary.json and plots/ in out_dir."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    recording_path = out_dir / "recording.mcap"
+    recorder = None
+    if rig.run.record:
+        recorder = Recorder(
+            recording_path,
+            metadata={"rig": rig.name, "seed": str(rig.run.seed), "algorithm": rig.run.algorithm},
+        )
+        recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
+    observer = RunObserver(recorder)
+    sock_dir = Path(tempfile.mkdtemp(prefix="moonpool-"))
+    old_term = None
+    try:
+        old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        pass
+    status, error, failed_component = "ok", None, None
+    execution: Execution | None = None
+    adapters: dict[str, Adapter] = {}
+    wall0 = time.perf_counter()
+    try:
+        try:
+            adapters = build_adapters(rig, sock_dir, out_dir / "logs")
+            execution = Execution(rig, adapters, observer)
+            if recorder is not None:
+                for c in rig.components:
+                    recorder.add_metadata(f"component/{c.name}", {
+                        "entry": c.entry or "", "placement": c.placement,
+                        "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
+                    })
+            execution.setup()
+            execution.run(progress)
+        except KeyboardInterrupt as exc:
+            raise Interrupted("interrupted by the user (Ctrl-C)") from exc
+    except (SimulationError, ComponentError, RigError) as exc:
+        status, error = "failed", str(exc)
+        failed_component = getattr(exc, "component", None) or None
+        log.error("run failed: %s", exc)
+    except MoonpoolError as exc:
+        status, error = "failed", str(exc)
+    finally:
+        if old_term is not None:
+            signal.signal(signal.SIGTERM, old_term)
+        shutdown_problems: list[str] = []
+        if execution is not None:
+            try:
+                shutdown_problems = execution.shutdown(status == "ok")
+            except KeyboardInterrupt:
+                for a in adapters.values():
+                    a.close()
+        else:
+            for a in adapters.values():
+                a.close()
+        if recorder is not None:
+            recorder.close()
+        shutil.rmtree(sock_dir, ignore_errors=True)
+    wall = time.perf_counter() - wall0
+    sim_ns = execution.time_ns if execution is not None else 0
+    if status == "ok" and shutdown_problems:
+        status, error = "failed", "; ".join(shutdown_problems)
+    components = {}
+    for c in rig.components:
+        a = adapters.get(c.name)
+        steps = execution.by_name[c.name].steps if execution is not None else 0
+        stats = summary_mod.step_stats_us(a.times.values() if a is not None else [])
+        components[c.name] = {"steps": steps, **stats, "placement": c.placement}
+        if a is not None and a.rejected:
+            components[c.name]["rejected_frames"] = a.rejected
+    summary = {
+        "status": status,
+        "error": error,
+        "failed_component": failed_component,
+        "rig": rig.name,
+        "seed": rig.run.seed,
+        "algorithm": rig.run.algorithm,
+        "sim_time_s": sim_ns * 1e-9,
+        "wall_time_s": wall,
+        "real_time_factor": (sim_ns * 1e-9 / wall) if wall > 0 else None,
+        "ticks": execution.ticks if execution is not None else 0,
+        "messages": execution.messages if execution is not None else 0,
+        "components": components,
+        "metrics": execution.metrics if execution is not None else {},
+        "digest": observer.digest.hexdigest(),
+        "recording": recording_path.name if recorder is not None else None,
+        "plots": [],
+    }
+    if recorder is not None and rig.run.plots:
+        try:
+            from .plots import make_plots
+
+            paths = make_plots(recording_path, out_dir / "plots", rig.plots)
+            summary["plots"] = [str(p.relative_to(out_dir)) for p in paths]
+        except Exception as exc:  # noqa: BLE001 - plots must never lose a run
+            log.warning("plotting failed: %s", exc)
+    summary_mod.write_summary(out_dir / "summary.json", summary)
+    return RunResult(summary, out_dir)
