@@ -16,7 +16,9 @@ A component declares:
 
 - ``inputs`` / ``outputs``: tuples of :class:`Port` (name, protobuf message class).
 - ``Parameters``: a frozen dataclass whose fields are the parameters; declare each
-  with :func:`param` to give it a description and a unit.
+  with :func:`param` to give it a description and a unit. Use
+  ``@dataclass(frozen=True, kw_only=True)`` so required and optional parameters
+  can come in any order.
 
 ``step`` receives ``inputs``, a mapping port name -> latest message (absent until a
 first message arrives), or -> list of messages for ``queued`` ports, and returns a

@@ -39,7 +39,7 @@ class HeaveVehicle(Component):
     inputs = (Port("wrench", vehicle_pb2.Wrench, "body wrench; only force_n.z (down) is used"),)
     outputs = (Port("state", vehicle_pb2.VehicleState, "depth, heave velocity and acceleration"),)
 
-    @dataclass(frozen=True)
+    @dataclass(frozen=True, kw_only=True)
     class Parameters:
         mass_kg: float = param(13.5, "dry mass m", unit="kg")
         added_mass_kg: float = param(18.68, "heave added mass A_w (positive magnitude)", unit="kg")
@@ -107,7 +107,7 @@ class PressureSensor(Component):
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("pressure", sensors_pb2.Pressure, "absolute pressure, Pa"),)
 
-    @dataclass(frozen=True)
+    @dataclass(frozen=True, kw_only=True)
     class Parameters:
         noise_pa: float = param(50.0, "white noise standard deviation", unit="Pa")
         bias_pa: float = param(0.0, "constant bias", unit="Pa")
@@ -163,7 +163,7 @@ class DepthPid(Component):
         Port("setpoint", navigation_pb2.Setpoint, "current depth setpoint"),
     )
 
-    @dataclass(frozen=True)
+    @dataclass(frozen=True, kw_only=True)
     class Parameters:
         setpoints_m: tuple[float, ...] = param((1.0, 3.0, 2.0), "depth setpoints, in turn", unit="m")
         hold_s: float = param(10.0, "time spent on each setpoint", unit="s")

@@ -119,12 +119,11 @@ class Server:
         self._stopping = True
 
     def serve_forever(self) -> int:
-        poller = zmq.Poller()
-        poller.register(self.sock, zmq.POLLIN)
+        sock = self.sock
         try:
             while not self._stopping:
-                if poller.poll(POLL_MS):
-                    self._handle(self.sock.recv_multipart(copy=False))
+                if sock.poll(POLL_MS):
+                    self._handle(sock.recv_multipart())
                 elif self.peer is not None and self.peer_timeout_s > 0:
                     silent = time.monotonic() - self.last_heard
                     if silent > self.peer_timeout_s:
@@ -140,8 +139,8 @@ class Server:
             self.sock.close(0)
         return 0
 
-    def _handle(self, frames: list[zmq.Frame]) -> None:
-        identity = frames[0].bytes
+    def _handle(self, frames: list[bytes]) -> None:
+        identity = frames[0]
         rest = frames[1:]
         prefix: list[bytes] = [identity]
         if len(rest) > 1 and len(rest[0]) == 0:  # REQ-style empty delimiter
@@ -151,7 +150,7 @@ class Server:
             self._reject(prefix, 0, ProtocolError("message without an envelope frame"))
             return
         try:
-            req = wire.decode_envelope([rest[0].bytes], lc.Request)
+            req = wire.decode_envelope([rest[0]], lc.Request)
         except ProtocolError as exc:
             self._reject(prefix, 0, exc)
             return
@@ -189,7 +188,7 @@ class Server:
         try:
             if body == "step":
                 s = req.step
-                inputs = self.host.decode_inputs(list(s.inputs), [f.buffer for f in rest[1:]])
+                inputs = self.host.decode_inputs(s.inputs, rest[1:])
                 t0 = time.perf_counter_ns()
                 outputs = self.host.step(s.time_ns, s.step_ns, inputs)
                 values, attachments = output_values(outputs)
@@ -204,8 +203,8 @@ class Server:
             elif body == "describe":
                 reply.description.CopyFrom(self.host.describe())
             elif body == "configure":
-                self.host.configure(req.configure)
                 self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                self.host.configure(req.configure)
                 reply.ack.SetInParent()
             elif body == "initialize":
                 outputs = self.host.initialize(req.initialize.start_time_ns)
@@ -228,7 +227,9 @@ class Server:
             reply.error.CopyFrom(error_to_wire(exc, self.host.name))
             reply.error.code = lc.ERROR_CODE_INTERNAL
             attachments = []
-        self.sock.send_multipart([*prefix, wire.serialize(reply), *attachments], copy=False)
+        frames_out = [*prefix, wire.serialize(reply), *attachments]
+        # Zero-copy only pays for large frames (images); small ones are cheaper copied.
+        self.sock.send_multipart(frames_out, copy=not attachments)
         if end_session:
             self._end_session("terminated")
 

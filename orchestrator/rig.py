@@ -34,9 +34,10 @@ class Schedule:
     """Time of the first step, ns (>= 0)."""
 
     def instant(self, k: int) -> int:
-        """Time of step k, ns: offset + round-half-up(k * 1e9 / rate)."""
-        exact = Fraction(k * 1_000_000_000) / self.rate_hz
-        return self.offset_ns + int((exact + Fraction(1, 2)).__floor__())
+        """Time of step k, ns: offset + round-half-up(k * 1e9 / rate), in integers only."""
+        # rate = p/q  =>  k*1e9/rate = k*1e9*q/p;  round-half-up = floor((2*k*1e9*q + p) / (2p))
+        p, q = self.rate_hz.numerator, self.rate_hz.denominator
+        return self.offset_ns + (2 * k * 1_000_000_000 * q + p) // (2 * p)
 
     @property
     def nominal_period_ns(self) -> int:

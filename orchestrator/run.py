@@ -142,6 +142,7 @@ def run_rig(
     execution: Execution | None = None
     adapters: dict[str, Adapter] = {}
     wall0 = time.perf_counter()
+    loop_wall = 0.0
     try:
         try:
             adapters = build_adapters(rig, sock_dir, out_dir / "logs")
@@ -153,7 +154,11 @@ def run_rig(
                         "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
                     })
             execution.setup()
-            execution.run(progress)
+            loop0 = time.perf_counter()
+            try:
+                execution.run(progress)
+            finally:
+                loop_wall = time.perf_counter() - loop0
         except KeyboardInterrupt as exc:
             raise Interrupted("interrupted by the user (Ctrl-C)") from exc
     except (SimulationError, ComponentError, RigError) as exc:
@@ -200,6 +205,7 @@ def run_rig(
         "sim_time_s": sim_ns * 1e-9,
         "wall_time_s": wall,
         "real_time_factor": (sim_ns * 1e-9 / wall) if wall > 0 else None,
+        "loop_wall_time_s": loop_wall,
         "ticks": execution.ticks if execution is not None else 0,
         "messages": execution.messages if execution is not None else 0,
         "components": components,

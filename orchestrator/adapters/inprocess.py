@@ -31,6 +31,26 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Alarm()
 
 
+_previous_handler: Any = None
+_installed = 0
+
+
+def _install_alarm() -> None:
+    """Install the SIGALRM handler once (per process) while any adapter uses it."""
+    global _previous_handler, _installed
+    if not _installed:
+        _previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
+        _installed = 1
+
+
+def _restore_alarm() -> None:
+    global _installed
+    if _installed and signal.getsignal(signal.SIGALRM) is _on_alarm:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, _previous_handler or signal.SIG_DFL)
+        _installed = 0
+
+
 def to_samples(outputs: list[Output]) -> list[Sample]:
     return [Sample(o.port, o.type_name, o.payload, o.attachment) for o in outputs]
 
@@ -73,7 +93,7 @@ class InProcessAdapter(Adapter):
             decoded.setdefault(port, [])
         t0 = time.perf_counter_ns()
         if self._use_alarm:
-            old = signal.signal(signal.SIGALRM, _on_alarm)
+            _install_alarm()
             signal.setitimer(signal.ITIMER_REAL, self.step_timeout_s)
         try:
             outputs = self.host.step(t_ns, dt_ns, decoded)
@@ -91,7 +111,6 @@ class InProcessAdapter(Adapter):
         finally:
             if self._use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)
-                signal.signal(signal.SIGALRM, old)
         self.times.add(time.perf_counter_ns() - t0)
         return to_samples(outputs)
 
@@ -99,6 +118,8 @@ class InProcessAdapter(Adapter):
         return self.host.terminate()
 
     def close(self) -> None:
+        if self._use_alarm:
+            _restore_alarm()
         if self.host.state != lc.COMPONENT_STATE_TERMINATED:
             try:
                 self.host.terminate()

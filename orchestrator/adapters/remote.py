@@ -101,7 +101,7 @@ class RemoteAdapter(Adapter):
         getattr(req, body).CopyFrom(payload)
         self._next_id += 1
         try:
-            self.sock.send(wire.serialize(req), copy=False)
+            self.sock.send(wire.serialize(req))
         except zmq.ZMQError as exc:
             raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
         return req.request_id
@@ -137,7 +137,7 @@ class RemoteAdapter(Adapter):
                     if self.idle is not None:
                         self.idle()
                     continue
-                frames = self.sock.recv_multipart(copy=False)
+                frames = self.sock.recv_multipart()
                 reply = self._accept(frames)
                 if reply is None or reply.request_id != rid:
                     continue
@@ -148,7 +148,7 @@ class RemoteAdapter(Adapter):
                 if kind != _EXPECTED[body]:
                     self._reject(f"answer to {body} is {kind}, expected {_EXPECTED[body]}")
                     continue
-                return reply, [f.buffer for f in frames[1:]]
+                return reply, frames[1:]
         finally:
             self._in_flight = None
             self._last_contact = time.monotonic()
@@ -156,7 +156,7 @@ class RemoteAdapter(Adapter):
     def _accept(self, frames: list) -> lc.Reply | None:
         """Decode a reply envelope; drop and count garbage; note heartbeats."""
         try:
-            reply = wire.decode_envelope([frames[0].bytes], lc.Reply)
+            reply = wire.decode_envelope(frames[:1], lc.Reply)
         except ProtocolError as exc:
             self._reject(str(exc))
             return None
@@ -215,7 +215,7 @@ class RemoteAdapter(Adapter):
                     pv.attachment = len(frames)
         now = time.monotonic()
         try:
-            self.sock.send_multipart([wire.serialize(req), *frames], copy=False)
+            self.sock.send_multipart([wire.serialize(req), *frames], copy=not frames)
         except zmq.ZMQError as exc:
             raise ConnectionLost(f"cannot send step: {exc}", component=self.name) from exc
         self._in_flight = (req.request_id, "step", now, now + self.step_timeout_s)
@@ -246,7 +246,7 @@ class RemoteAdapter(Adapter):
         if self._hb_outstanding is not None:
             # Drain whatever arrived (heartbeat answers, garbage) without blocking.
             while self.sock.poll(0, zmq.POLLIN):
-                self._accept(self.sock.recv_multipart(copy=False))
+                self._accept(self.sock.recv_multipart())
             if self._hb_outstanding is not None and now - self._hb_outstanding > self.peer_timeout_s:
                 self.failed = True
                 raise ConnectionLost(

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Stepping overhead: a chain of N trivial components at a 1 ms period.
+
+    .venv/bin/python benchmarks/step_overhead.py [--ticks 5000] [--record]
+
+For N = 1, 2, 4, 8 the chain Counter -> Relay -> ... is run in-process and with
+every component in its own process (ipc), Jacobi (all N stepped in parallel at
+every tick). Prints wall-clock µs per tick and per component step. The recording
+is off unless --record (the digest is always computed). Results go into
+docs/benchmarks.md by hand, with the machine and the date.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+import time
+from fractions import Fraction
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from moonpool.orchestrator.rig import (  # noqa: E402
+    ComponentConfig,
+    ConnectionConfig,
+    Rig,
+    RunConfig,
+    Schedule,
+)
+from moonpool.orchestrator.run import run_rig  # noqa: E402
+
+
+def chain_rig(n: int, placement: str, ticks: int, record: bool) -> Rig:
+    sched = Schedule(Fraction(1000))  # 1 ms
+    comps = [ComponentConfig("c0", "chain:Counter", placement, sched, base_dir=HERE)]
+    conns = []
+    for i in range(1, n):
+        comps.append(ComponentConfig(f"c{i}", "chain:Relay", placement, sched, base_dir=HERE))
+        conns.append(ConnectionConfig(f"c{i-1}", "out", f"c{i}", "in"))
+    run = RunConfig(until_ns=ticks * 1_000_000, seed=0, algorithm="jacobi", record=record,
+                    plots=False)
+    return Rig(Path("chain.toml"), f"chain{n}", run, tuple(comps), tuple(conns))
+
+
+def measure(n: int, placement: str, ticks: int, record: bool, out: Path) -> tuple[float, float]:
+    rig = chain_rig(n, placement, ticks, record)
+    t0 = time.perf_counter()
+    result = run_rig(rig, out / f"{placement}-{n}")
+    if not result.ok:
+        raise SystemExit(f"benchmark run failed: {result.summary['error']}")
+    # Exclude setup/teardown: use the execution's own loop time when available.
+    wall = result.summary["loop_wall_time_s"]
+    ticks_done = result.summary["ticks"]
+    per_tick_us = wall / ticks_done * 1e6
+    return per_tick_us, per_tick_us / n
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ticks", type=int, default=5000)
+    ap.add_argument("--record", action="store_true")
+    ap.add_argument("--out", type=Path, default=Path("runs/bench-step-overhead"))
+    args = ap.parse_args()
+    print(f"# step_overhead: {platform.node() and 'host'} {platform.machine()}, "
+          f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+          f"{args.ticks} ticks at 1 ms, record={'on' if args.record else 'off'}")
+    print(f"{'N':>3} {'placement':>9} {'us/tick':>10} {'us/component-step':>18}")
+    for placement in ("inproc", "process"):
+        for n in (1, 2, 4, 8):
+            tick, comp = measure(n, placement, args.ticks, args.record, args.out)
+            print(f"{n:>3} {placement:>9} {tick:>10.1f} {comp:>18.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

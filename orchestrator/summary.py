@@ -1,0 +1,161 @@
+"""``summary.json`` and the table printed at the end of a run.
+
+The summary is a plain dict, in this order::
+
+    status            "ok" | "failed"
+    error             str | None          (what failed, with its fix)
+    sim_time_s        simulated time, s
+    wall_time_s       wall-clock time of the stepping, s
+    real_time_factor  sim_time_s / wall_time_s
+    ticks             distinct instants the execution stepped
+    digest            sha256 hex of the message stream (recording.Digest)
+    components        {name: {steps, p50_us, p99_us, max_us, placement, ...}}
+    metrics           {name: {key: value}}  (what each component reported at terminate)
+
+JSON has no NaN or infinity: they are written as ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def _jsonable(value: Any) -> Any:
+    """A JSON-ready copy: NaN/inf -> None, numpy -> Python, tuples -> lists, paths -> str."""
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    if isinstance(value, (int, np.integer)):
+        return int(value)
+    if isinstance(value, (float, np.floating)):
+        v = float(value)
+        return v if math.isfinite(v) else None
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def write_summary(path: Path, summary: Mapping[str, Any]) -> None:
+    """Write ``summary`` as JSON (indent 2, keys in insertion order, NaN/inf as null).
+
+    The file is replaced atomically: a reader sees the old file or the new one.
+    """
+    path = Path(path)
+    text = json.dumps(_jsonable(summary), indent=2, allow_nan=False, ensure_ascii=False)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def step_stats_us(durations_ns: Sequence[int] | np.ndarray) -> dict[str, float]:
+    """Median, 99th percentile and maximum of step durations, in µs (0.0 when empty)."""
+    d = np.asarray(durations_ns, dtype=np.float64).ravel()
+    if d.size == 0:
+        return {"p50_us": 0.0, "p99_us": 0.0, "max_us": 0.0}
+    p50, p99 = np.percentile(d, [50.0, 99.0])
+    return {
+        "p50_us": float(p50) / 1e3,
+        "p99_us": float(p99) / 1e3,
+        "max_us": float(d.max()) / 1e3,
+    }
+
+
+# -------------------------------------------------------------------- table
+
+
+def _num(value: Any, fmt: str) -> str:
+    """A number for the table: "-" when missing or not finite; fmt "d" rounds."""
+    if value is None or isinstance(value, str):
+        return value or "-"
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(v):
+        return "-"
+    return str(round(v)) if fmt == "d" else format(v, fmt)
+
+
+def _value(value: Any) -> str:
+    """A metric value as a person reads it."""
+    if value is None:
+        return "null"
+    if isinstance(value, (bool, np.bool_)):
+        return str(bool(value)).lower()
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.6g}"
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_value(v) for v in value) + "]"
+    return str(value)
+
+
+def _flatten(prefix: str, value: Any, out: list[tuple[str, str]]) -> None:
+    if isinstance(value, Mapping):
+        if not value and prefix:
+            out.append((prefix, "{}"))
+        for k, v in value.items():
+            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
+    else:
+        out.append((prefix, _value(value)))
+
+
+def format_table(summary: Mapping[str, Any]) -> str:
+    """The report printed at the end of a run (plain text, no trailing newline)."""
+    status = summary.get("status", "?")
+    digest = summary.get("digest") or ""
+    rtf = summary.get("real_time_factor")
+    head = [
+        f"run {status}",
+        f"sim {_num(summary.get('sim_time_s'), '.3f')} s",
+        f"wall {_num(summary.get('wall_time_s'), '.3f')} s",
+        f"RTF {_num(rtf, '.2f')}" + ("x" if _num(rtf, ".2f") != "-" else ""),
+        f"ticks {_num(summary.get('ticks'), 'd')}",
+        f"digest {digest[:16] or '-'}",
+    ]
+    lines = ["  ".join(head)]
+
+    components: Mapping[str, Any] = summary.get("components") or {}
+    if components:
+        header = ("component", "where", "steps", "p50 µs", "p99 µs", "max µs")
+        rows = [
+            (
+                str(name),
+                str(c.get("placement") or "-"),
+                _num(c.get("steps"), "d"),
+                _num(c.get("p50_us"), ".1f"),
+                _num(c.get("p99_us"), ".1f"),
+                _num(c.get("max_us"), ".1f"),
+            )
+            for name, c in components.items()
+        ]
+        widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
+
+        def line(cells: Sequence[str]) -> str:
+            left = [cells[i].ljust(widths[i]) for i in range(2)]
+            right = [cells[i].rjust(widths[i]) for i in range(2, len(cells))]
+            return "  ".join(left + right).rstrip()
+
+        lines += ["", line(header), line(["-" * w for w in widths])]
+        lines += [line(r) for r in rows]
+
+    metrics: list[tuple[str, str]] = []
+    _flatten("", summary.get("metrics") or {}, metrics)
+    if metrics:
+        lines += ["", "metrics:"]
+        lines += [f"  {name} = {value}" for name, value in metrics]
+
+    if status != "ok" or summary.get("error"):
+        lines += ["", f"error: {summary.get('error') or 'unknown error'}"]
+    return "\n".join(lines)

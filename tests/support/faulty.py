@@ -1,0 +1,76 @@
+"""Components that fail on purpose, for the fault-handling tests.
+
+Each one counts steps and misbehaves at step ``at_step``; before that it behaves
+like a pass-through of a counter so the recording has something to hold.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from moonpool.components import Component, Port, param
+from moonpool.v1 import signals_pb2
+
+
+class _Counter(Component):
+    outputs = (Port("count", signals_pb2.Signals, "steps so far"),)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters:
+        at_step: int = param(10, "step index at which to misbehave")
+        pid_file: str = param("", "write the process id here at initialize")
+        fault_file: str = param("", "write the wall-clock time (time.time()) here when misbehaving")
+
+    def configure(self, params):
+        self.p = params
+        self.k = 0
+
+    def initialize(self, start_time_ns):
+        if self.p.pid_file:
+            Path(self.p.pid_file).write_text(str(os.getpid()))
+
+    def step(self, t_ns, dt_ns, inputs):
+        if self.k == self.p.at_step:
+            if self.p.fault_file:
+                Path(self.p.fault_file).write_text(repr(time.time()))
+            self.misbehave()
+        self.k += 1
+        msg = signals_pb2.Signals(header=self.header(t_ns))
+        msg.signals.add(name="k", value=self.k)
+        return {"count": msg}
+
+    def misbehave(self):
+        raise NotImplementedError
+
+
+class Raises(_Counter):
+    """Raises ValueError in step."""
+
+    def misbehave(self):
+        raise ValueError("deliberate failure for the test")
+
+
+class Hangs(_Counter):
+    """Sleeps forever in step."""
+
+    def misbehave(self):
+        while True:
+            time.sleep(1)
+
+
+class KillsItself(_Counter):
+    """SIGKILLs its own process in step."""
+
+    def misbehave(self):
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+class Healthy(_Counter):
+    """Never misbehaves."""
+
+    def misbehave(self):
+        pass

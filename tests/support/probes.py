@@ -1,0 +1,76 @@
+"""Tiny components for the execution-semantics tests: a counter and a probe that
+reports what it received."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from moonpool.components import Component, Port, param
+from moonpool.v1 import signals_pb2, vehicle_pb2
+
+
+class Count(Component):
+    """Emits k (its step index) stamped at the step's start time; 0 at initialize
+    when ``initial_output`` is true (value -1)."""
+
+    outputs = (Port("out", signals_pb2.Signals),)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters:
+        initial_output: bool = param(False, "emit value -1 at initialize")
+
+    def configure(self, params):
+        self.p = params
+        self.k = 0
+
+    def initialize(self, start_time_ns):
+        if self.p.initial_output:
+            return {"out": self._msg(start_time_ns, -1)}
+
+    def _msg(self, t, v):
+        m = signals_pb2.Signals(header=self.header(t))
+        m.signals.add(name="k", value=v)
+        m.signals.add(name="t", value=t)
+        return m
+
+    def step(self, t_ns, dt_ns, inputs):
+        out = {"out": self._msg(t_ns, self.k)}
+        self.k += 1
+        return out
+
+
+class Probe(Component):
+    """Records, per step, (t, the value of its input or None)."""
+
+    inputs = (Port("in", signals_pb2.Signals),)
+    outputs = (Port("seen", signals_pb2.Signals),)
+    log: list = []
+
+    def step(self, t_ns, dt_ns, inputs):
+        m = inputs.get("in")
+        seen = signals_pb2.Signals(header=self.header(t_ns))
+        if m is not None:
+            seen.signals.add(name="k", value=m.signals[0].value)
+        return {"seen": seen}
+
+
+class QueueProbe(Component):
+    """Queued input: reports every value received since its last step."""
+
+    inputs = (Port("in", signals_pb2.Signals, queued=True),)
+    outputs = (Port("seen", signals_pb2.Signals),)
+
+    def step(self, t_ns, dt_ns, inputs):
+        seen = signals_pb2.Signals(header=self.header(t_ns))
+        for m in inputs["in"]:
+            seen.signals.add(name="k", value=m.signals[0].value)
+        return {"seen": seen}
+
+
+class WrenchSink(Component):
+    """Takes a Wrench (for type-mismatch tests)."""
+
+    inputs = (Port("in", vehicle_pb2.Wrench),)
+
+    def step(self, t_ns, dt_ns, inputs):
+        return None
