@@ -174,6 +174,10 @@ class ComponentHost:
 
     # -- internals -------------------------------------------------------------
 
+    def require(self, state: int, call: str) -> None:
+        """Raise LifecycleError unless the host is in ``state`` (for ``call``)."""
+        self._require(state, call)
+
     def _require(self, state: int, call: str) -> None:
         if self.state != state:
             raise LifecycleError(

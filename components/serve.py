@@ -188,6 +188,7 @@ class Server:
         try:
             if body == "step":
                 s = req.step
+                self.host.require(INITIALIZED, "step")
                 inputs = self.host.decode_inputs(s.inputs, rest[1:])
                 t0 = time.perf_counter_ns()
                 outputs = self.host.step(s.time_ns, s.step_ns, inputs)

@@ -48,10 +48,12 @@ def served(tmp_path):
     endpoint = f"ipc://{tmp_path}/c.sock"
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
+    log = open(tmp_path / "component.log", "w")  # a file: a full pipe would block the server
     proc = subprocess.Popen(
         [sys.executable, "-m", "moonpool.components.serve", "faulty:Healthy", "--bind", endpoint],
-        cwd=ROOT, env=env, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT, env=env, stderr=log, text=True,
     )
+    proc.log_path = tmp_path / "component.log"
     ctx = zmq.Context.instance()
     sock = ctx.socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
@@ -91,12 +93,16 @@ def test_component_rejects_garbage_and_keeps_serving(served):
             frames = [wire.serialize(lc.Request(protocol_version=1, request_id=10_000 + i)) +
                       b"\xfa\x07\x03abc"]
         sock.send_multipart(frames)
-        reply = _reply(sock)
+        assert sock.poll(TIMEOUT_MS), f"no answer to message {i}: {frames!r}"
+        got = sock.recv_multipart()
+        # A first frame that is empty was taken as a REQ-style delimiter and echoed.
+        reply = lc.Reply.FromString(got[1] if got[0] == b"" and len(got) > 1 else got[0])
         n += 1
         assert reply.WhichOneof("body") == "error"
         codes[reply.error.code] = codes.get(reply.error.code, 0) + 1
     assert n == 1500
-    assert codes.get(lc.ERROR_CODE_PROTOCOL_VERSION) == 300
+    # random bytes sometimes parse as a Request of another version: >=
+    assert codes.get(lc.ERROR_CODE_PROTOCOL_VERSION) >= 300
     assert codes.get(lc.ERROR_CODE_INVALID_STATE) == 300
     assert codes.get(lc.ERROR_CODE_MALFORMED, 0) >= 300
     assert proc.poll() is None, "component process died"
@@ -112,12 +118,8 @@ def test_component_rejects_garbage_and_keeps_serving(served):
     reply = _reply(sock)
     out = signals_pb2.Signals.FromString(reply.step_result.outputs[0].payload)
     assert out.header.seq == 1 and out.signals[0].value == 2
-    assert "rejected a request" in _drain_stderr(proc)
-
-
-def _drain_stderr(proc) -> str:
-    proc.terminate()
-    return proc.communicate(timeout=10)[1]
+    log = proc.log_path.read_text()
+    assert log.count("rejected a request") >= 1200  # every garbage message was logged
 
 
 class RogueServer(Server):
@@ -133,7 +135,7 @@ class RogueServer(Server):
         self.only_garbage = only_garbage
 
     def _handle(self, frames):
-        identity = frames[0].bytes
+        identity = frames[0]
         for _ in range(self.garbage_per_reply):
             self.sock.send_multipart([identity, self.rng.randbytes(self.rng.randint(1, 80))])
             stale = lc.Reply(protocol_version=1, request_id=10**9 + self.rng.randint(0, 99))
