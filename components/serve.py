@@ -120,10 +120,17 @@ class Server:
 
     def serve_forever(self) -> int:
         sock = self.sock
+        # A blocking receive with a timeout: one system call fewer per message than
+        # poll-then-receive, which matters at thousands of steps per second.
+        sock.setsockopt(zmq.RCVTIMEO, POLL_MS)
         try:
             while not self._stopping:
-                if sock.poll(POLL_MS):
-                    self._handle(sock.recv_multipart())
+                try:
+                    frames = sock.recv_multipart()
+                except zmq.Again:
+                    frames = None
+                if frames is not None:
+                    self._handle(frames)
                 elif self.peer is not None and self.peer_timeout_s > 0:
                     silent = time.monotonic() - self.last_heard
                     if silent > self.peer_timeout_s:

@@ -89,6 +89,7 @@ class _Slot:
     # output port -> list of (target input, delay_ns)
     routes: dict[str, list[tuple[_Input, int]]] = field(default_factory=dict)
     channels: dict[str, int] = field(default_factory=dict)
+    types: dict[str, str] = field(default_factory=dict)
 
     def now(self) -> int:
         return self.schedule.instant(self.k)
@@ -151,6 +152,7 @@ class Execution:
                 s.inputs[p.name] = _Input(p.name, p.queued)
             for p in d.outputs:
                 s.routes[p.name] = []
+                s.types[p.name] = p.type
                 s.channels[p.name] = self.observer.add_topic(
                     f"/{s.name}/{p.name}", p.type, d.extra_schemas
                 )
@@ -195,10 +197,14 @@ class Execution:
         observer = self.observer
         for sample in samples:
             channel = slot.channels.get(sample.port)
-            if channel is None:
+            if channel is None or slot.types[sample.port] != sample.type_name:
+                slot.adapter.failed = True
+                what = (f"undeclared output '{sample.port}'" if channel is None else
+                        f"output '{sample.port}' as {sample.type_name}, declared "
+                        f"{slot.types[sample.port]}")
                 raise SimulationError(
-                    f"produced a message on undeclared output '{sample.port}'",
-                    component=slot.name, fix="declare the port in the component's outputs",
+                    f"produced a message on {what}",
+                    component=slot.name, fix="send only the declared ports and types",
                 )
             observer.write(channel, visible_ns, sample.payload, sample.attachment)
             self.messages += 1
@@ -289,6 +295,13 @@ class Execution:
                 except MoonpoolError as exc:
                     problems.append(str(exc))
                     log.warning("terminate failed: %s", exc)
+            elif getattr(a, "error_reply", False):
+                # It failed but answered (an Error reply): it is alive, so tell it the
+                # session is over ("Terminate once, also after a failure"), briefly.
+                try:
+                    a.terminate(timeout_s=1.0)
+                except MoonpoolError:
+                    pass
         for s in self.slots:
             s.adapter.close()
         return problems

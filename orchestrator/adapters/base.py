@@ -96,7 +96,7 @@ class Adapter:
     def keepalive(self, now: float) -> None:
         """Send a heartbeat if the component has been idle too long (remote only)."""
 
-    def terminate(self) -> dict[str, Any]:
+    def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         raise NotImplementedError
 
     def close(self) -> None:

@@ -15,6 +15,7 @@ import threading
 import time
 from typing import Any
 
+from moonpool.components import wire
 from moonpool.components.component import Attached, Component
 from moonpool.components.errors import StepTimeout
 from moonpool.components.host import ComponentHost, Output
@@ -114,7 +115,7 @@ class InProcessAdapter(Adapter):
         self.times.add(time.perf_counter_ns() - t0)
         return to_samples(outputs)
 
-    def terminate(self) -> dict[str, Any]:
+    def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         return self.host.terminate()
 
     def close(self) -> None:
@@ -128,7 +129,9 @@ class InProcessAdapter(Adapter):
 
 
 def _payload_of(sample: Sample) -> Any:
-    msg = sample.message()
+    # A fresh decode per delivery: a consumer that modifies its input cannot
+    # affect another consumer, exactly as when each runs in its own process.
+    msg = wire.decode(sample.type_name, sample.payload)
     if sample.attachment is not None:
         return Attached(msg, sample.attachment)
     return msg

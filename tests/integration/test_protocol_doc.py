@@ -225,10 +225,6 @@ class RawDoubler:
     def _step(self, step: lc.Step, attachments: list[bytes], reply: lc.Reply) -> None:
         self._require(lc.COMPONENT_STATE_INITIALIZED, "step")
         t, dt = step.time_ns, step.step_ns
-        if dt <= 0:
-            raise _Refuse(lc.ERROR_CODE_INVALID_STATE, f"step size must be positive, got {dt} ns")
-        if self.last_end is not None and t < self.last_end:
-            raise _Refuse(lc.ERROR_CODE_INVALID_STATE, f"step at {t} ns goes back in time")
         latest = None
         for pv in step.inputs:  # §8: decode everything before touching the state
             if pv.port != "in":
@@ -246,6 +242,10 @@ class RawDoubler:
             except (DecodeError, ValueError, RuntimeError) as exc:
                 raise _Refuse(lc.ERROR_CODE_INVALID_INPUT, f"payload is not a {SIGNALS}: {exc}")
             latest = msg
+        if dt <= 0:
+            raise _Refuse(lc.ERROR_CODE_INVALID_STATE, f"step size must be positive, got {dt} ns")
+        if self.last_end is not None and t < self.last_end:
+            raise _Refuse(lc.ERROR_CODE_INVALID_STATE, f"step at {t} ns goes back in time")
         t0 = time.perf_counter_ns()
         r = reply.step_result
         r.time_ns = t

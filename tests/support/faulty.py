@@ -74,3 +74,16 @@ class Healthy(_Counter):
 
     def misbehave(self):
         pass
+
+
+class Slow(_Counter):
+    """Every step from ``at_step`` on takes ``sleep_s`` seconds (a slow, not hung, component)."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters(_Counter.Parameters):
+        sleep_s: float = param(1.0, "duration of a slow step", unit="s")
+
+    def misbehave(self):
+        time.sleep(self.p.sleep_s)
+        self.p = type(self.p)(at_step=self.p.at_step + 1, sleep_s=self.p.sleep_s,
+                              pid_file=self.p.pid_file, fault_file=self.p.fault_file)
