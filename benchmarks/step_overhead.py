@@ -5,7 +5,8 @@
 
 For N = 1, 2, 4, 8 the chain Counter -> Relay -> ... is run in-process and with
 every component in its own process (ipc), Jacobi (all N stepped in parallel at
-every tick). Prints wall-clock µs per tick and per component step. The recording
+every tick). Prints wall-clock µs per tick and per component step, and, as the
+floor, the same fan-out to N pure-pyzmq echo processes (zmq_echo.py). The recording
 is off unless --record (the digest is always computed). Results go into
 docs/benchmarks.md by hand, with the machine and the date.
 """
@@ -72,6 +73,12 @@ def main() -> int:
         for n in (1, 2, 4, 8):
             tick, comp = measure(n, placement, args.ticks, args.record, args.out)
             print(f"{n:>3} {placement:>9} {tick:>10.1f} {comp:>18.1f}")
+    # The floor: the same fan-out with pure pyzmq echo processes, no moonpool code.
+    from zmq_echo import echo_tick_us
+
+    for n in (1, 2, 4, 8):
+        tick = echo_tick_us(n, args.ticks)
+        print(f"{n:>3} {'zmq-echo':>9} {tick:>10.1f} {tick / n:>18.1f}")
     return 0
 
 

@@ -90,6 +90,7 @@ class RemoteAdapter(Adapter):
         self.idle: Callable[[], None] | None = None
         self.closed = False
         self.error_reply = False
+        self._rcvtimeo = -1
 
     # -- supervision hooks (ProcessAdapter overrides) ----------------------------
 
@@ -123,17 +124,22 @@ class RemoteAdapter(Adapter):
         sock = self.sock
         try:
             while True:
-                # Take what is already there first (no poll: one system call less),
-                # and always before declaring a timeout: a reply that arrived while
-                # the orchestrator was busy elsewhere is not late.
+                remaining = deadline - time.monotonic()
+                # A blocking receive with a timeout of one slice (no poll object per
+                # call: the hot path is a single system call). Even past the deadline
+                # look once without waiting: a reply that arrived while the
+                # orchestrator was busy elsewhere is not late.
+                ms = int(min(remaining, SLICE_S) * 1000) + 1 if remaining > 0 else 0
+                if ms != self._rcvtimeo:
+                    sock.setsockopt(zmq.RCVTIMEO, ms)
+                    self._rcvtimeo = ms
                 try:
-                    frames = sock.recv_multipart(zmq.NOBLOCK)
+                    frames = sock.recv_multipart()
                 except zmq.Again:
                     frames = None
                 except zmq.ZMQError as exc:
                     raise ConnectionLost(f"socket error: {exc}", component=self.name) from exc
                 if frames is None:
-                    remaining = deadline - time.monotonic()
                     if remaining <= 0:
                         self.failed = True
                         raise StepTimeout(
@@ -143,14 +149,9 @@ class RemoteAdapter(Adapter):
                             + ("step_timeout" if body == "step" else "setup_timeout")
                             + " in the rig",
                         )
-                    try:
-                        ready = sock.poll(int(min(remaining, SLICE_S) * 1000) + 1, zmq.POLLIN)
-                    except zmq.ZMQError as exc:
-                        raise ConnectionLost(f"socket error: {exc}", component=self.name) from exc
-                    if not ready:
-                        self.supervise()
-                        if self.idle is not None:
-                            self.idle()
+                    self.supervise()
+                    if self.idle is not None:
+                        self.idle()
                     continue
                 reply = self._accept(frames)
                 if reply is None or reply.request_id != rid:
