@@ -133,9 +133,12 @@ def run_rig(
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
     observer = RunObserver(recorder)
     sock_dir = Path(tempfile.mkdtemp(prefix="moonpool-"))
-    old_term = None
+    old_term = old_int = None
     try:
         old_term = signal.signal(signal.SIGTERM, _on_sigterm)
+        # Explicitly, since a process started in the background by a shell inherits
+        # SIGINT ignored, and Ctrl-C / `kill -INT` must still stop a run cleanly.
+        old_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     except ValueError:  # not the main thread
         pass
     status, error, failed_component = "ok", None, None
@@ -170,6 +173,8 @@ def run_rig(
     finally:
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
+        if old_int is not None:
+            signal.signal(signal.SIGINT, old_int)
         shutdown_problems: list[str] = []
         if execution is not None:
             try:
