@@ -37,15 +37,18 @@ from moonpool.v1 import lifecycle_pb2 as _lc
 
 
 class MoonpoolError(Exception):
-    """Base of every moonpool error. ``fix`` tells the user what to do."""
+    """Base of every moonpool error. ``fix`` tells the user what to do;
+    ``component`` names the component concerned, when there is one."""
 
-    def __init__(self, message: str, *, fix: str = "") -> None:
+    def __init__(self, message: str, *, fix: str = "", component: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.fix = fix
+        self.component = component
 
     def __str__(self) -> str:
-        return f"{self.message} (fix: {self.fix})" if self.fix else self.message
+        text = f"{self.message} (fix: {self.fix})" if self.fix else self.message
+        return f"component '{self.component}': {text}" if self.component else text
 
 
 # ---------------------------------------------------------------- rig errors
@@ -98,14 +101,6 @@ class ComponentError(MoonpoolError):
     """Raised by, or about, one component. ``component`` is its instance name."""
 
     code: int = _lc.ERROR_CODE_STEP_FAILED
-
-    def __init__(self, message: str, *, component: str = "", fix: str = "") -> None:
-        super().__init__(message, fix=fix)
-        self.component = component
-
-    def __str__(self) -> str:
-        text = super().__str__()
-        return f"component '{self.component}': {text}" if self.component else text
 
 
 class ParameterError(ComponentError):
@@ -177,14 +172,6 @@ def error_to_wire(exc: BaseException, component: str) -> _lc.Error:
 
 class SimulationError(MoonpoolError):
     """The execution cannot go on; the run ends with status ``failed`` (exit 1)."""
-
-    def __init__(self, message: str, *, component: str = "", fix: str = "") -> None:
-        super().__init__(message, fix=fix)
-        self.component = component
-
-    def __str__(self) -> str:
-        text = super().__str__()
-        return f"component '{self.component}': {text}" if self.component else text
 
 
 class StepTimeout(SimulationError):

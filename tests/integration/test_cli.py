@@ -49,10 +49,26 @@ def test_same_seed_same_digest_any_layout(tmp_path):
     a, _ = _run(tmp_path, "a", "--seed", "3", "--until", "10")
     b, _ = _run(tmp_path, "b", "--seed", "3", "--until", "10")
     c, _ = _run(tmp_path, "c", "--seed", "3", "--until", "10", "--mode", "inproc")
-    d, _ = _run(tmp_path, "d", "--seed", "3", "--until", "10", "--mode", "process")
+    d, out_d = _run(tmp_path, "d", "--seed", "3", "--until", "10", "--mode", "process")
     e, _ = _run(tmp_path, "e", "--seed", "4", "--until", "10")
     assert a["digest"] == b["digest"] == c["digest"] == d["digest"]
     assert e["digest"] != a["digest"]  # the seed reaches the noise
+    # After a successful multi-process run, none of its component processes remain.
+    endpoints = [log.read_text().split(" on ", 1)[1].split()[0]
+                 for log in (out_d / "logs").glob("*.log")]
+    assert len(endpoints) == 3
+    assert not [pid for pid, cmd in _cmdlines() if any(ep in cmd for ep in endpoints)]
+
+
+def _cmdlines():
+    from pathlib import Path
+
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                yield int(d.name), (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
 
 
 def test_jacobi_digest_is_layout_independent(tmp_path):
