@@ -40,6 +40,17 @@ def test_quickstart_writes_recording_summary_and_plots(tmp_path):
     msgs = list(read_recording(out / "recording.mcap"))
     assert len(msgs) == summary["messages"] == 3000 + 1 + 1500 + 2 * 1500
     assert digest_of_recording(out / "recording.mcap") == summary["digest"]
+    # An independent decoder (Foxglove's mcap-protobuf-support) reads it from the
+    # schemas stored in the file alone.
+    from mcap.reader import make_reader
+    from mcap_protobuf.decoder import DecoderFactory
+
+    with open(out / "recording.mcap", "rb") as f:
+        reader = make_reader(f, decoder_factories=[DecoderFactory()])
+        decoded = list(reader.iter_decoded_messages(topics=["/vehicle/state"]))
+    assert len(decoded) == 3001
+    assert decoded[0][0].name == "moonpool.v1.VehicleState"
+    assert decoded[-1][3].header.source == "vehicle"
     pngs = list((out / "plots").glob("*.png"))
     assert {p.stem for p in pngs} >= {"vehicle", "sensor", "pid", "depth"}
     assert all(p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" for p in pngs)
