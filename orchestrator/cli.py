@@ -101,6 +101,15 @@ def _load(args) -> "object":
     )
 
 
+def _fresh_dir(base: Path) -> Path:
+    """base, or base-2, base-3, ... if a run already wrote there (two runs in one second)."""
+    out, k = base, 1
+    while out.exists():
+        k += 1
+        out = base.with_name(f"{base.name}-{k}")
+    return out
+
+
 def cmd_run(args) -> int:
     from .run import run_rig
     from .summary import format_table
@@ -110,7 +119,7 @@ def cmd_run(args) -> int:
     except RigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    out = args.out or Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}"
+    out = args.out or _fresh_dir(Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     show = not args.quiet and sys.stderr.isatty()
     progress = Progress(rig.run.until_ns) if show else None
     if not args.quiet:

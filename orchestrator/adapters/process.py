@@ -107,11 +107,14 @@ class ProcessAdapter(RemoteAdapter):
 
     def close(self) -> None:
         super().close()
-        if self.proc.poll() is None:
-            deadline = time.monotonic() + (0.5 if self.failed else 2.0)
+        # A healthy child exits by itself after Terminate; a failed one (hung, or
+        # already broken) gets a short SIGTERM grace so a run ends promptly.
+        if self.proc.poll() is None and not self.failed:
+            deadline = time.monotonic() + 2.0
             while self.proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.01)
-        for sig, wait in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+        grace = 0.3 if self.failed else 1.0
+        for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
             if self.proc.poll() is not None:
                 break
             try:

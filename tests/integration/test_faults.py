@@ -62,6 +62,7 @@ def _finish(proc: subprocess.Popen, tmp: Path, fault_time: float | None = None):
     ended = time.time()
     if fault_time is None:
         fault_time = float((tmp / "fault.time").read_text())
+    print(f"[{tmp.name}] run ended {ended - fault_time:.2f} s after the fault")
     return out, err, ended - fault_time
 
 
