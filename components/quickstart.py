@@ -153,8 +153,9 @@ class PressureSensor(Component):
 class DepthPid(Component):
     """Depth PID on measured pressure, following a schedule of depth setpoints.
 
-    tau_Z = kp e + ki ∫e dt + kd de/dt (derivative on the measurement, integral
-    clamped for anti-windup, output limited to ±max_force_n), e = z_ref - z.
+    tau_Z = kp e + ki ∫e dt - kd dz/dt (derivative on the measurement; anti-windup:
+    the integral is clamped and frozen while the output saturates; output limited to
+    ±max_force_n), e = z_ref - z.
     """
 
     inputs = (Port("pressure", sensors_pb2.Pressure, "absolute pressure measurement"),)
@@ -171,7 +172,7 @@ class DepthPid(Component):
         ki: float = param(15.0, "integral gain", unit="N/(m s)")
         kd: float = param(60.0, "derivative gain", unit="N s/m")
         max_force_n: float = param(80.0, "output limit (symmetric)", unit="N")
-        integral_limit_n: float = param(40.0, "anti-windup: limit of the integral term", unit="N")
+        integral_limit_n: float = param(10.0, "anti-windup: limit of the integral term", unit="N")
         atmospheric_pa: float = param(P_ATM, "pressure at the surface", unit="Pa")
         water_density_kgpm3: float = param(1025.0, "density used to turn pressure into depth", unit="kg/m^3")
         settle_s: float = param(5.0, "time after each setpoint change excluded from the RMSE", unit="s")
@@ -205,10 +206,14 @@ class DepthPid(Component):
         if meas is not None and meas.validity.valid:
             z = (meas.pressure_pa - p.atmospheric_pa) / (p.water_density_kgpm3 * G)
             e = z_ref - z
-            self.integral = min(max(self.integral + p.ki * e * dt, -p.integral_limit_n),
-                                p.integral_limit_n)
             dz = 0.0 if self.last_z is None else (z - self.last_z) / dt
             self.last_z = z
+            unsat = p.kp * e + self.integral - p.kd * dz
+            # Anti-windup: clamp the integral, and freeze it while the output saturates
+            # in the direction the error pushes (conditional integration).
+            if abs(unsat) < p.max_force_n or (unsat > 0) != (e > 0):
+                self.integral = min(max(self.integral + p.ki * e * dt, -p.integral_limit_n),
+                                    p.integral_limit_n)
             self.tau = min(max(p.kp * e + self.integral - p.kd * dz, -p.max_force_n), p.max_force_n)
             if since >= p.settle_s:
                 self.sq_err += (z_ref - meas.true_depth_m) ** 2

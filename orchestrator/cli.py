@@ -4,6 +4,7 @@
     moonpool check RIG [--set K=V]... [--mode inproc|process]
     moonpool serve ENTRY --bind ENDPOINT
     moonpool describe ENTRY | --list
+    moonpool fmu build [--force]
 
 Exit codes: 0 success, 1 a run that failed, 2 bad input (rig, flags, entry).
 """
@@ -56,6 +57,12 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("entry", help="registered name, module:Class or file.py:Class")
     s.add_argument("--bind", required=True, metavar="ENDPOINT", help="e.g. tcp://*:5555")
     s.add_argument("--once", action="store_true", help="exit after one session")
+
+    f = sub.add_parser("fmu", help="FMU tools")
+    fsub = f.add_subparsers(dest="fmu_command", required=True, parser_class=_Parser)
+    fb = fsub.add_parser("build", help="(re)build the FMUs moonpool ships into fmus/build/")
+    fb.add_argument("--force", action="store_true", help="rebuild even if up to date")
+    fb.add_argument("--cc", help="C compiler (default: cc)")
 
     d = sub.add_parser("describe", help="print a component's ports and parameters")
     d.add_argument("entry", nargs="?", help="registered name, module:Class or file.py:Class")
@@ -196,11 +203,26 @@ def cmd_describe(args) -> int:
     return EXIT_OK
 
 
+def cmd_fmu(args) -> int:
+    import subprocess
+
+    # The FMU sources live in the source checkout (fmus/), beside orchestrator/.
+    script = Path(__file__).resolve().parent.parent / "fmus" / "build_fmus.py"
+    if not script.exists():
+        print("error: fmus/build_fmus.py not found; `moonpool fmu build` works from a source "
+              "checkout installed with `pip install -e .`", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    cmd = [sys.executable, str(script)] + (["--force"] if args.force else [])
+    cmd += ["--cc", args.cc] if args.cc else []
+    return subprocess.call(cmd)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe}
+    handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
+               "fmu": cmd_fmu}
     return handler[args.command](args)
 
 

@@ -34,5 +34,5 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   .venv/bin/python -m pip install --quiet -e ".${extras}" >&2
   echo "$want" > "$stamp"
 fi
-# FMUs are built here once fmus/ exists (the hydrodynamics issue).
+# The FMUs moonpool ships (fmus/build/*.fmu), rebuilt only when their sources change.
 if [ -x scripts/build-fmus.sh ]; then scripts/build-fmus.sh >&2; fi

@@ -1,0 +1,391 @@
+"""Build the FMUs moonpool ships (FMI 3.0 and FMI 2.0 co-simulation) from C.
+
+One table, ``VARIABLES`` below, is the single source of the FMU interface: it
+generates both modelDescription.xml files and the C header ``variables.h`` that maps
+value references to model fields, so the two FMI versions can never disagree.
+
+Usage:  python fmus/build_fmus.py [--force] [--cc CC]
+(``scripts/build-fmus.sh`` calls this). The FMI headers are taken from the installed
+fmpy package (``fmpy/c-code``). Incremental: nothing is rebuilt when every FMU is
+newer than every source file (including this script).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+import zipfile
+from pathlib import Path
+from xml.sax.saxutils import escape
+
+HERE = Path(__file__).resolve().parent
+SRC = HERE / "hydrodynamics"
+BUILD = HERE / "build"
+MODEL = "hydrodynamics"
+C_SOURCES = ["model.c", "fmu_common.c"]
+C_HEADERS = ["model.h", "fmu_common.h", "variables.h"]
+
+# ---------------------------------------------------------------------------
+# The interface table: (name, type, causality, variability, start, unit, C field, description)
+# type: Float64 | Int32 | Boolean; causality: independent | parameter | input | output;
+# variability for parameters: fixed | tunable. Value references are the row index.
+# C fields are relative to the FMU snapshot ``s`` (see fmu_common.h).
+# ---------------------------------------------------------------------------
+P, IN, OUT = "parameter", "input", "output"
+FIX, TUN, CONT = "fixed", "tunable", "continuous"
+
+
+def _vars():
+    v = [("time", "Float64", "independent", CONT, None, "s", "time", "simulation time")]
+    for name, c, start, unit, desc in [
+        ("mass", "p.mass", 13.5, "kg", "rigid-body mass m"),
+        ("Ixx", "p.Ixx", 0.26, "kg.m2", "moment of inertia about the CG, x axis"),
+        ("Iyy", "p.Iyy", 0.23, "kg.m2", "moment of inertia about the CG, y axis"),
+        ("Izz", "p.Izz", 0.37, "kg.m2", "moment of inertia about the CG, z axis"),
+        ("Ixy", "p.Ixy", 0.0, "kg.m2", "product of inertia (I_g[0][1] = -Ixy)"),
+        ("Ixz", "p.Ixz", 0.0, "kg.m2", "product of inertia (I_g[0][2] = -Ixz)"),
+        ("Iyz", "p.Iyz", 0.0, "kg.m2", "product of inertia (I_g[1][2] = -Iyz)"),
+        ("x_g", "p.rg[0]", 0.0, "m", "centre of gravity, body x (forward)"),
+        ("y_g", "p.rg[1]", 0.0, "m", "centre of gravity, body y (right)"),
+        ("z_g", "p.rg[2]", 0.0, "m", "centre of gravity, body z (down)"),
+    ]:
+        v.append((name, "Float64", P, FIX, start, unit, c, desc))
+    for name, c, start, unit, desc in [
+        ("x_b", "p.rb[0]", 0.0, "m", "centre of buoyancy, body x (forward)"),
+        ("y_b", "p.rb[1]", 0.0, "m", "centre of buoyancy, body y (right)"),
+        ("z_b", "p.rb[2]", -0.01, "m", "centre of buoyancy, body z (down; negative = above CO)"),
+        ("volume", "p.volume", 0.0134, "m3", "displaced volume V0 at the surface"),
+        ("rho_surface", "p.rho_surface", 1000.0, "kg/m3", "water density at the surface"),
+    ]:
+        v.append((name, "Float64", P, TUN, start, unit, c, desc))
+    dof = "uvwpqr"
+    lin = ["kg"] * 3 + ["kg.m2"] * 3
+    d1u = ["N.s/m"] * 3 + ["N.m.s"] * 3
+    d2u = ["N.s2/m2"] * 3 + ["N.m.s2"] * 3
+    for i, a in enumerate([6.36, 7.12, 18.68, 0.189, 0.135, 0.222]):
+        v.append((f"A_{dof[i]}", "Float64", P, FIX, a, lin[i], f"p.A[{i}]",
+                  f"added mass magnitude for {dof[i]} (positive, = -SNAME derivative)"))
+    for i, d1 in enumerate([13.7, 0.0, 33.0, 0.0, 0.8, 0.0]):
+        v.append((f"D1_{dof[i]}", "Float64", P, TUN, d1, d1u[i], f"p.D1[{i}]",
+                  f"linear damping magnitude for {dof[i]} (positive)"))
+    for i, d2 in enumerate([141.0, 217.0, 190.0, 1.19, 0.47, 1.5]):
+        v.append((f"D2_{dof[i]}", "Float64", P, TUN, d2, d2u[i], f"p.D2[{i}]",
+                  f"quadratic damping magnitude for {dof[i]} (positive)"))
+    for i, n in enumerate("ned"):
+        v.append((f"init_{n}", "Float64", P, FIX, 0.0, "m", f"p.init_pos[{i}]",
+                  f"initial position {n} (NED)"))
+    for i, n in enumerate(["roll", "pitch", "yaw"]):
+        v.append((f"init_{n}", "Float64", P, FIX, 0.0, "rad", f"p.init_euler[{i}]",
+                  f"initial {n} (zyx Euler angles)"))
+    for i, n in enumerate(dof):
+        v.append((f"init_{n}", "Float64", P, FIX, 0.0, "m/s" if i < 3 else "rad/s",
+                  f"p.init_nu[{i}]", f"initial body velocity {n}"))
+    v += [
+        ("backend", "Int32", P, FIX, 0, None, "p.backend",
+         "0 = calibrated Fossen (full), 1 = simplified Fossen (no added mass, no C_A)"),
+        ("substep", "Float64", P, FIX, 0.001, "s", "p.substep", "fixed internal RK4 sub-step"),
+        ("g", "Float64", P, FIX, 9.81, "m/s2", "p.g", "gravitational acceleration"),
+        ("pycnocline_depth", "Float64", P, TUN, 500.0, "m", "p.pyc_depth",
+         "depth of the centre of the pycnocline density ramp"),
+        ("pycnocline_width", "Float64", P, TUN, 1000.0, "m", "p.pyc_width",
+         "thickness of the linear pycnocline ramp (0 = a step)"),
+        ("pycnocline_delta_rho", "Float64", P, TUN, 0.0, "kg/m3", "p.pyc_delta_rho",
+         "density increase across the pycnocline (0 disables)"),
+        ("bulk_modulus", "Float64", P, TUN, 0.0, "Pa", "p.bulk_modulus",
+         "hull bulk modulus K: V = V0 (1 - p_gauge/K) (0 = incompressible hull)"),
+        ("earth_rotation", "Boolean", P, FIX, False, None, "p.earth_rotation",
+         "add the Coriolis force of the Earth's rotation"),
+        ("latitude", "Float64", P, FIX, 0.0, "deg", "p.latitude",
+         "latitude for the Earth-rotation Coriolis force"),
+    ]
+    for i, n in enumerate("XYZKMN"):
+        v.append((f"tau_{n}", "Float64", IN, CONT, 0.0, "N" if i < 3 else "N.m", f"in.tau[{i}]",
+                  f"control wrench {n}, body frame (FRD)"))
+    for i, n in enumerate("XYZKMN"):
+        v.append((f"ext_{n}", "Float64", IN, CONT, 0.0, "N" if i < 3 else "N.m", f"in.ext[{i}]",
+                  f"external wrench {n}, body frame (FRD)"))
+    for i, n in enumerate("ned"):
+        v.append((f"current_{n}", "Float64", IN, CONT, 0.0, "m/s", f"in.current[{i}]",
+                  f"ocean current velocity, {n} component (NED)"))
+    outs = [("n", "m", "north position"), ("e", "m", "east position"), ("d", "m", "depth (down)"),
+            ("qw", None, "attitude quaternion w (body to NED)"), ("qx", None, "quaternion x"),
+            ("qy", None, "quaternion y"), ("qz", None, "quaternion z"),
+            ("roll", "rad", "roll (zyx Euler)"), ("pitch", "rad", "pitch (zyx Euler)"),
+            ("yaw", "rad", "yaw (zyx Euler)"),
+            ("u", "m/s", "surge velocity"), ("v", "m/s", "sway velocity"),
+            ("w", "m/s", "heave velocity"), ("p", "rad/s", "roll rate"),
+            ("q", "rad/s", "pitch rate"), ("r", "rad/s", "yaw rate"),
+            ("du", "m/s2", "surge acceleration (from the dynamics)"),
+            ("dv", "m/s2", "sway acceleration"), ("dw", "m/s2", "heave acceleration"),
+            ("dp", "rad/s2", "roll acceleration"), ("dq", "rad/s2", "pitch acceleration"),
+            ("dr", "rad/s2", "yaw acceleration"),
+            ("rho", "kg/m3", "local water density at the vehicle depth")]
+    for i, (n, unit, desc) in enumerate(outs):
+        v.append((n, "Float64", OUT, CONT, None, unit, f"out[{i}]", desc))
+    return v
+
+
+VARIABLES = _vars()
+N_OUTPUTS = sum(1 for v in VARIABLES if v[2] == OUT)
+
+# name -> (base-unit exponents, factor)
+UNITS = {
+    "s": ({"s": 1}, 1), "m": ({"m": 1}, 1), "m/s": ({"m": 1, "s": -1}, 1),
+    "m/s2": ({"m": 1, "s": -2}, 1), "rad": ({"rad": 1}, 1), "rad/s": ({"rad": 1, "s": -1}, 1),
+    "rad/s2": ({"rad": 1, "s": -2}, 1), "deg": ({"rad": 1}, 0.017453292519943295),
+    "kg": ({"kg": 1}, 1), "kg.m2": ({"kg": 1, "m": 2}, 1), "m3": ({"m": 3}, 1),
+    "kg/m3": ({"kg": 1, "m": -3}, 1), "N": ({"kg": 1, "m": 1, "s": -2}, 1),
+    "N.m": ({"kg": 1, "m": 2, "s": -2}, 1), "Pa": ({"kg": 1, "m": -1, "s": -2}, 1),
+    "N.s/m": ({"kg": 1, "s": -1}, 1), "N.s2/m2": ({"kg": 1, "m": -1}, 1),
+    "N.m.s": ({"kg": 1, "m": 2, "s": -1}, 1), "N.m.s2": ({"kg": 1, "m": 2}, 1),
+}
+
+
+def token() -> str:
+    """Instantiation token / GUID: a hash of the interface table."""
+    h = hashlib.sha256(repr(VARIABLES).encode()).hexdigest()
+    return "{" + str(uuid.UUID(h[:32])) + "}"
+
+
+def _fmt(value, typ: str, v3: bool) -> str:
+    if typ == "Boolean":
+        return "true" if value else "false"
+    if typ == "Int32":
+        return str(int(value))
+    return repr(float(value))
+
+
+def _units_xml() -> str:
+    used = sorted({v[5] for v in VARIABLES if v[5]})
+    lines = ["  <UnitDefinitions>"]
+    for u in used:
+        exps, factor = UNITS[u]
+        attrs = " ".join(f'{k}="{e}"' for k, e in exps.items())
+        if factor != 1:
+            attrs += f' factor="{factor!r}"'
+        lines.append(f'    <Unit name="{escape(u)}"><BaseUnit {attrs}/></Unit>')
+    lines.append("  </UnitDefinitions>")
+    return "\n".join(lines)
+
+
+DESCRIPTION = ("6-DOF Fossen model of an underwater vehicle (NED/FRD, quaternion attitude, "
+               "added mass, linear+quadratic damping, restoring forces, ocean current)")
+
+
+def model_description_fmi3() -> str:
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<fmiModelDescription fmiVersion="3.0" modelName="{MODEL}" '
+           f'instantiationToken="{token()}" description="{escape(DESCRIPTION)}" '
+           'generationTool="moonpool fmus/build_fmus.py" variableNamingConvention="flat">',
+           f'  <CoSimulation modelIdentifier="{MODEL}" canHandleVariableCommunicationStepSize="true" '
+           'canGetAndSetFMUState="true" canSerializeFMUState="true" '
+           'providesIntermediateUpdate="false" hasEventMode="false"/>',
+           _units_xml(),
+           '  <DefaultExperiment startTime="0" stopTime="10" stepSize="0.01"/>',
+           "  <ModelVariables>"]
+    for vr, (name, typ, caus, var, start, unit, _c, desc) in enumerate(VARIABLES):
+        a = f'name="{name}" valueReference="{vr}" causality="{caus}" variability="{var}"'
+        if typ == "Boolean" or typ == "Int32":
+            a = a.replace('variability="continuous"', 'variability="discrete"')
+        a += f' description="{escape(desc)}"'
+        if unit:
+            a += f' unit="{escape(unit)}"'
+        if start is not None:
+            a += f' start="{_fmt(start, typ, True)}"'
+        out.append(f"    <{typ} {a}/>")
+    out.append("  </ModelVariables>")
+    out.append("  <ModelStructure>")
+    for vr, v in enumerate(VARIABLES):
+        if v[2] == OUT:
+            out.append(f'    <Output valueReference="{vr}"/>')
+    for vr, v in enumerate(VARIABLES):
+        if v[2] == OUT:
+            out.append(f'    <InitialUnknown valueReference="{vr}"/>')
+    out += ["  </ModelStructure>", "</fmiModelDescription>", ""]
+    return "\n".join(out)
+
+
+def model_description_fmi2() -> str:
+    types2 = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean"}
+    out = ['<?xml version="1.0" encoding="UTF-8"?>',
+           f'<fmiModelDescription fmiVersion="2.0" modelName="{MODEL}" guid="{token()}" '
+           f'description="{escape(DESCRIPTION)}" generationTool="moonpool fmus/build_fmus.py" '
+           'variableNamingConvention="flat" numberOfEventIndicators="0">',
+           f'  <CoSimulation modelIdentifier="{MODEL}" canHandleVariableCommunicationStepSize="true" '
+           'canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>',
+           _units_xml(),
+           '  <DefaultExperiment startTime="0" stopTime="10" stepSize="0.01"/>',
+           "  <ModelVariables>"]
+    for vr, (name, typ, caus, var, start, unit, _c, desc) in enumerate(VARIABLES):
+        if typ != "Float64" and var == CONT:
+            var = "discrete"
+        a = f'name="{name}" valueReference="{vr}" causality="{caus}" variability="{var}"'
+        a += f' description="{escape(desc)}"'
+        inner = ""
+        if unit:
+            inner += f' unit="{escape(unit)}"'
+        if start is not None:
+            inner += f' start="{_fmt(start, typ, False)}"'
+        out.append(f"    <ScalarVariable {a}><{types2[typ]}{inner}/></ScalarVariable>"
+                   f"  <!-- index {vr + 1} -->")
+    out.append("  </ModelVariables>")
+    out.append("  <ModelStructure>")
+    out.append("    <Outputs>")
+    for vr, v in enumerate(VARIABLES):
+        if v[2] == OUT:
+            out.append(f'      <Unknown index="{vr + 1}"/>')
+    out.append("    </Outputs>")
+    out.append("    <InitialUnknowns>")
+    for vr, v in enumerate(VARIABLES):
+        if v[2] == OUT:
+            out.append(f'      <Unknown index="{vr + 1}"/>')
+    out.append("    </InitialUnknowns>")
+    out += ["  </ModelStructure>", "</fmiModelDescription>", ""]
+    return "\n".join(out)
+
+
+def variables_header() -> str:
+    """C accessors value reference -> field of the FMU snapshot."""
+    kinds = {("independent", CONT): "HYDRO_INDEPENDENT", (P, FIX): "HYDRO_FIXED",
+             (P, TUN): "HYDRO_TUNABLE", (IN, CONT): "HYDRO_INPUT", (OUT, CONT): "HYDRO_OUTPUT"}
+    ctype = {"Float64": "double", "Int32": "int", "Boolean": "int"}
+    fn = {"Float64": "hydro_vr_float64", "Int32": "hydro_vr_int32", "Boolean": "hydro_vr_boolean"}
+    lines = ["/* GENERATED by fmus/build_fmus.py from its VARIABLES table. Do not edit. */",
+             "#ifndef MOONPOOL_HYDRO_VARIABLES_H", "#define MOONPOOL_HYDRO_VARIABLES_H", "",
+             '#include "fmu_common.h"', "",
+             f'#define HYDRO_TOKEN "{token()}"',
+             f"#define HYDRO_N_VARIABLES {len(VARIABLES)}",
+             f"#define HYDRO_N_OUTPUTS {N_OUTPUTS}", ""]
+    lines.append("static const char *const hydro_vr_names[HYDRO_N_VARIABLES] = {")
+    lines += [f'    "{v[0]}",' for v in VARIABLES]
+    lines += ["};", ""]
+    for typ in ("Float64", "Int32", "Boolean"):
+        lines += [f"/* {typ} variable for vr (NULL if vr is not a {typ}); *kind gets its class. */",
+                  f"static {ctype[typ]} *{fn[typ]}(HydroSnapshot *s, unsigned vr, int *kind)",
+                  "{", "    switch (vr) {"]
+        for vr, (name, t, caus, var, _st, _u, c, _d) in enumerate(VARIABLES):
+            if t == typ:
+                lines.append(f"    case {vr}: *kind = {kinds[(caus, var)]}; return &s->{c}; /* {name} */")
+        lines += ["    default: return NULL;", "    }", "}", ""]
+    lines += ["/* Start values of parameters and inputs. */",
+              "static void hydro_vr_defaults(HydroSnapshot *s)", "{"]
+    for name, t, caus, var, st, _u, c, _d in VARIABLES:
+        if st is not None:
+            val = ("1" if st else "0") if t == "Boolean" else (str(int(st)) if t == "Int32" else repr(float(st)))
+            lines.append(f"    s->{c} = {val}; /* {name} */")
+    lines += ["}", "", "#endif", ""]
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# build
+# ---------------------------------------------------------------------------
+
+def fmi_headers() -> Path:
+    try:
+        import fmpy
+    except ImportError:
+        sys.exit("error: fmpy is not installed in this Python; the FMI headers come from it "
+                 "(run scripts/setup.sh, or pip install fmpy)")
+    d = Path(fmpy.__file__).parent / "c-code"
+    if not (d / "fmi3Functions.h").is_file() or not (d / "fmi2Functions.h").is_file():
+        sys.exit(f"error: FMI headers not found in fmpy's package ({d})")
+    return d
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    if not path.exists() or path.read_text() != text:
+        path.write_text(text)
+
+
+def compile_shared(cc: str, sources: list[Path], include: list[Path], out: Path) -> None:
+    cmd = [cc, "-std=c99", "-shared", "-fPIC", "-O2", "-Wall", "-Wextra",
+           "-fvisibility=hidden", *[f"-I{i}" for i in include], *map(str, sources), "-o", str(out),
+           "-lm"]
+    res = subprocess.run(cmd, capture_output=True, text=True)
+    if res.returncode != 0:
+        sys.exit(f"error: compiling {out.name} failed:\n{' '.join(cmd)}\n{res.stderr}")
+    if res.stderr.strip():
+        print(res.stderr, file=sys.stderr)
+
+
+def build_one(version: int, cc: str, headers: Path, dest: Path) -> None:
+    wrapper = f"fmi{version}.c"
+    xml = model_description_fmi3() if version == 3 else model_description_fmi2()
+    platform = "x86_64-linux" if version == 3 else "linux64"
+    if sys.platform != "linux" or os.uname().machine not in ("x86_64", "AMD64"):
+        import platform as pf
+        arch = {"aarch64": "aarch64", "arm64": "aarch64"}.get(pf.machine(), pf.machine())
+        system = {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
+        platform = f"{arch}-{system}" if version == 3 else f"{system}64"
+    ext = {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
+    with tempfile.TemporaryDirectory() as tmp:
+        lib = Path(tmp) / f"{MODEL}{ext}"
+        compile_shared(cc, [SRC / wrapper, *(SRC / s for s in C_SOURCES)], [SRC, headers], lib)
+        tmp_fmu = dest.with_suffix(".fmu.tmp")
+        with zipfile.ZipFile(tmp_fmu, "w", zipfile.ZIP_DEFLATED) as z:
+            z.writestr("modelDescription.xml", xml)
+            z.write(lib, f"binaries/{platform}/{MODEL}{ext}")
+            for s in [wrapper, *C_SOURCES, *C_HEADERS]:
+                z.write(SRC / s, f"sources/{s}")
+            if version == 2:
+                z.writestr("sources/buildDescription.xml", _build_description(wrapper, "2.0"))
+            else:
+                z.writestr("sources/buildDescription.xml", _build_description(wrapper, "3.0"))
+        tmp_fmu.replace(dest)
+    print(f"built {dest.relative_to(HERE.parent)}", file=sys.stderr)
+
+
+def _build_description(wrapper: str, fmi_version: str) -> str:
+    files = "\n".join(f'      <SourceFile name="{s}"/>' for s in [wrapper, *C_SOURCES])
+    return (f'<?xml version="1.0" encoding="UTF-8"?>\n'
+            f'<fmiBuildDescription fmiVersion="{fmi_version}">\n'
+            f'  <BuildConfiguration modelIdentifier="{MODEL}">\n'
+            f'    <SourceFileSet language="C99">\n{files}\n    </SourceFileSet>\n'
+            f'    <Library name="m"/>\n'
+            f'  </BuildConfiguration>\n</fmiBuildDescription>\n')
+
+
+def outputs() -> list[Path]:
+    return [BUILD / f"{MODEL}-fmi3.fmu", BUILD / f"{MODEL}-fmi2.fmu"]
+
+
+def inputs() -> list[Path]:
+    return [Path(__file__).resolve(), *sorted(SRC.glob("*.c")), *sorted(SRC.glob("*.h"))]
+
+
+def build(force: bool = False, cc: str | None = None) -> list[Path]:
+    """Build both FMUs when needed; return their paths."""
+    write_if_changed(SRC / "variables.h", variables_header())
+    fmus = outputs()
+    if not force and all(f.exists() for f in fmus):
+        newest_src = max(p.stat().st_mtime for p in inputs())
+        if min(f.stat().st_mtime for f in fmus) >= newest_src:
+            return fmus
+    cc = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if not cc:
+        sys.exit("error: no C compiler found (install gcc or clang, or set CC)")
+    headers = fmi_headers()
+    BUILD.mkdir(parents=True, exist_ok=True)
+    build_one(3, cc, headers, fmus[0])
+    build_one(2, cc, headers, fmus[1])
+    return fmus
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--force", action="store_true", help="rebuild even when up to date")
+    ap.add_argument("--cc", help="C compiler (default: $CC, then cc)")
+    a = ap.parse_args(argv)
+    build(a.force, a.cc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

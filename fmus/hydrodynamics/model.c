@@ -1,0 +1,376 @@
+/* moonpool hydrodynamics: the Fossen 6-DOF model (see model.h). C99. */
+#include "model.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#define EARTH_RATE 7.292115e-5 /* omega_e [rad/s] */
+#define DEG2RAD 0.017453292519943295
+
+/* ---- small vector helpers ------------------------------------------------ */
+
+static void cross(const double a[3], const double b[3], double out[3])
+{
+    out[0] = a[1] * b[2] - a[2] * b[1];
+    out[1] = a[2] * b[0] - a[0] * b[2];
+    out[2] = a[0] * b[1] - a[1] * b[0];
+}
+
+/* R(q): body -> NED rotation, row-major. */
+static void rotation(const double q[4], double R[9])
+{
+    const double w = q[0], x = q[1], y = q[2], z = q[3];
+    R[0] = 1 - 2 * (y * y + z * z); R[1] = 2 * (x * y - w * z); R[2] = 2 * (x * z + w * y);
+    R[3] = 2 * (x * y + w * z); R[4] = 1 - 2 * (x * x + z * z); R[5] = 2 * (y * z - w * x);
+    R[6] = 2 * (x * z - w * y); R[7] = 2 * (y * z + w * x); R[8] = 1 - 2 * (x * x + y * y);
+}
+
+static void mul_R(const double R[9], const double v[3], double out[3])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = R[3 * i] * v[0] + R[3 * i + 1] * v[1] + R[3 * i + 2] * v[2];
+}
+
+static void mul_RT(const double R[9], const double v[3], double out[3])
+{
+    for (int i = 0; i < 3; i++)
+        out[i] = R[i] * v[0] + R[3 + i] * v[1] + R[6 + i] * v[2];
+}
+
+static void normalise_quaternion(double q[4])
+{
+    const double n = sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (n > 0)
+        for (int i = 0; i < 4; i++) q[i] /= n;
+}
+
+/* ---- parameters ---------------------------------------------------------- */
+
+static int bad(char *msg, size_t len, const char *name, const char *why, double v)
+{
+    snprintf(msg, len, "invalid parameter %s = %g: %s", name, v, why);
+    return -1;
+}
+
+static int check_finite(const double *v, int n, const char *const names[], char *msg, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (!isfinite(v[i])) return bad(msg, len, names[i], "must be finite", v[i]);
+    return 0;
+}
+
+static int check_nonneg(const double *v, int n, const char *const names[], char *msg, size_t len)
+{
+    for (int i = 0; i < n; i++)
+        if (!(v[i] >= 0)) return bad(msg, len, names[i], "must be a finite value >= 0 (positive magnitude)", v[i]);
+    return 0;
+}
+
+int hydro_validate(const HydroParams *p, char *msg, size_t len)
+{
+    static const char *const nA[6] = {"A_u", "A_v", "A_w", "A_p", "A_q", "A_r"};
+    static const char *const nD1[6] = {"D1_u", "D1_v", "D1_w", "D1_p", "D1_q", "D1_r"};
+    static const char *const nD2[6] = {"D2_u", "D2_v", "D2_w", "D2_p", "D2_q", "D2_r"};
+    static const char *const nI[6] = {"Ixx", "Iyy", "Izz", "Ixy", "Ixz", "Iyz"};
+    static const char *const nG[3] = {"x_g", "y_g", "z_g"};
+    static const char *const nB[3] = {"x_b", "y_b", "z_b"};
+    static const char *const nP[3] = {"init_n", "init_e", "init_d"};
+    static const char *const nE[3] = {"init_roll", "init_pitch", "init_yaw"};
+    static const char *const nV[6] = {"init_u", "init_v", "init_w", "init_p", "init_q", "init_r"};
+    static const char *const nEnv[3] = {"pycnocline_depth", "pycnocline_delta_rho", "latitude"};
+    const double I[6] = {p->Ixx, p->Iyy, p->Izz, p->Ixy, p->Ixz, p->Iyz};
+    const double env[3] = {p->pyc_depth, p->pyc_delta_rho, p->latitude};
+
+    if (!(p->mass > 0) || !isfinite(p->mass)) return bad(msg, len, "mass", "must be finite and > 0", p->mass);
+    if (check_finite(I, 6, nI, msg, len)) return -1;
+    if (check_nonneg(I, 3, nI, msg, len)) return -1;
+    if (check_finite(p->rg, 3, nG, msg, len) || check_finite(p->rb, 3, nB, msg, len)) return -1;
+    if (!(p->volume >= 0) || !isfinite(p->volume)) return bad(msg, len, "volume", "must be finite and >= 0", p->volume);
+    if (!(p->rho_surface >= 0) || !isfinite(p->rho_surface))
+        return bad(msg, len, "rho_surface", "must be finite and >= 0", p->rho_surface);
+    if (check_nonneg(p->A, 6, nA, msg, len) || check_finite(p->A, 6, nA, msg, len)) return -1;
+    if (check_nonneg(p->D1, 6, nD1, msg, len) || check_finite(p->D1, 6, nD1, msg, len)) return -1;
+    if (check_nonneg(p->D2, 6, nD2, msg, len) || check_finite(p->D2, 6, nD2, msg, len)) return -1;
+    if (check_finite(p->init_pos, 3, nP, msg, len) || check_finite(p->init_euler, 3, nE, msg, len) ||
+        check_finite(p->init_nu, 6, nV, msg, len))
+        return -1;
+    if (p->backend != HYDRO_BACKEND_CALIBRATED && p->backend != HYDRO_BACKEND_SIMPLIFIED)
+        return bad(msg, len, "backend", "must be 0 (calibrated Fossen) or 1 (simplified Fossen)", p->backend);
+    if (!(p->substep > 0) || !isfinite(p->substep)) return bad(msg, len, "substep", "must be finite and > 0", p->substep);
+    if (!(p->g >= 0) || !isfinite(p->g)) return bad(msg, len, "g", "must be finite and >= 0", p->g);
+    if (check_finite(env, 3, nEnv, msg, len)) return -1;
+    if (!(p->pyc_width >= 0) || !isfinite(p->pyc_width))
+        return bad(msg, len, "pycnocline_width", "must be finite and >= 0", p->pyc_width);
+    if (!(p->bulk_modulus >= 0) || !isfinite(p->bulk_modulus))
+        return bad(msg, len, "bulk_modulus", "must be finite and >= 0 (0 disables compression)", p->bulk_modulus);
+    if (fabs(p->latitude) > 90) return bad(msg, len, "latitude", "must be within [-90, 90] deg", p->latitude);
+    return 0;
+}
+
+/* ---- mass matrix --------------------------------------------------------- */
+
+/* M_RB about CO (Fossen 2011, eq. 3.44): [m I3, -m S(r_g); m S(r_g), I_o],
+ * I_o = I_g - m S(r_g)^2 (parallel-axis theorem). */
+static void rigid_body_mass(const HydroParams *p, double M[36])
+{
+    const double m = p->mass, x = p->rg[0], y = p->rg[1], z = p->rg[2];
+    const double S[9] = {0, -z, y, z, 0, -x, -y, x, 0}; /* S(r_g) */
+    const double Ig[9] = {p->Ixx, -p->Ixy, -p->Ixz, -p->Ixy, p->Iyy, -p->Iyz, -p->Ixz, -p->Iyz, p->Izz};
+    memset(M, 0, 36 * sizeof(double));
+    for (int i = 0; i < 3; i++) {
+        M[6 * i + i] = m;
+        for (int j = 0; j < 3; j++) {
+            double s2 = 0; /* (S S)_ij */
+            for (int k = 0; k < 3; k++) s2 += S[3 * i + k] * S[3 * k + j];
+            M[6 * i + 3 + j] = -m * S[3 * i + j];
+            M[6 * (3 + i) + j] = m * S[3 * i + j];
+            M[6 * (3 + i) + 3 + j] = Ig[3 * i + j] - m * s2;
+        }
+    }
+}
+
+/* Cholesky M = L L^T; returns -1 when M is not positive definite. */
+static int cholesky(const double M[36], double L[36])
+{
+    memset(L, 0, 36 * sizeof(double));
+    for (int j = 0; j < 6; j++) {
+        double d = M[6 * j + j];
+        for (int k = 0; k < j; k++) d -= L[6 * j + k] * L[6 * j + k];
+        if (!(d > 0)) return -1;
+        L[6 * j + j] = sqrt(d);
+        for (int i = j + 1; i < 6; i++) {
+            double s = M[6 * i + j];
+            for (int k = 0; k < j; k++) s -= L[6 * i + k] * L[6 * j + k];
+            L[6 * i + j] = s / L[6 * j + j];
+        }
+    }
+    return 0;
+}
+
+/* Solve L L^T x = b. */
+static void cholesky_solve(const double L[36], const double b[6], double x[6])
+{
+    double y[6];
+    for (int i = 0; i < 6; i++) {
+        double s = b[i];
+        for (int k = 0; k < i; k++) s -= L[6 * i + k] * y[k];
+        y[i] = s / L[6 * i + i];
+    }
+    for (int i = 5; i >= 0; i--) {
+        double s = y[i];
+        for (int k = i + 1; k < 6; k++) s -= L[6 * k + i] * x[k];
+        x[i] = s / L[6 * i + i];
+    }
+}
+
+int hydro_prepare(HydroModel *m, const HydroParams *p, char *msg, size_t len)
+{
+    m->p = *p;
+    rigid_body_mass(p, m->MRB);
+    for (int i = 0; i < 6; i++)
+        m->MA[i] = (p->backend == HYDRO_BACKEND_CALIBRATED) ? p->A[i] : 0.0;
+    memcpy(m->M, m->MRB, sizeof m->M);
+    for (int i = 0; i < 6; i++) m->M[6 * i + i] += m->MA[i];
+    if (cholesky(m->M, m->L)) {
+        snprintf(msg, len, "mass matrix M = M_RB + M_A is not positive definite "
+                           "(check mass, Ixx..Iyz, x_g..z_g, A_u..A_r)");
+        return -1;
+    }
+    return 0;
+}
+
+void hydro_reset(HydroModel *m)
+{
+    const double *e = m->p.init_euler;
+    const double cr = cos(e[0] / 2), sr = sin(e[0] / 2), cp = cos(e[1] / 2), sp = sin(e[1] / 2);
+    const double cy = cos(e[2] / 2), sy = sin(e[2] / 2);
+    double *x = m->x;
+    memcpy(x, m->p.init_pos, 3 * sizeof(double));
+    x[3] = cr * cp * cy + sr * sp * sy;
+    x[4] = sr * cp * cy - cr * sp * sy;
+    x[5] = cr * sp * cy + sr * cp * sy;
+    x[6] = cr * cp * sy - sr * sp * cy;
+    normalise_quaternion(x + 3);
+    memcpy(x + 7, m->p.init_nu, 6 * sizeof(double));
+    memset(m->nu_dot, 0, sizeof m->nu_dot);
+}
+
+/* ---- environment --------------------------------------------------------- */
+
+/* Fraction of the pycnocline ramp reached at depth z, and its integral F(z). */
+static double ramp(const HydroParams *p, double z)
+{
+    const double w = p->pyc_width, top = p->pyc_depth - w / 2;
+    if (w <= 0) return z >= p->pyc_depth ? 1.0 : 0.0;
+    if (z <= top) return 0.0;
+    if (z >= top + w) return 1.0;
+    return (z - top) / w;
+}
+
+static double ramp_integral(const HydroParams *p, double z)
+{
+    const double w = p->pyc_width, top = p->pyc_depth - w / 2;
+    if (w <= 0) return z > p->pyc_depth ? z - p->pyc_depth : 0.0;
+    if (z <= top) return 0.0;
+    if (z >= top + w) return w / 2 + (z - top - w);
+    return (z - top) * (z - top) / (2 * w);
+}
+
+double hydro_density(const HydroParams *p, double d)
+{
+    return p->rho_surface + p->pyc_delta_rho * ramp(p, d);
+}
+
+/* Gauge pressure p(d) = g * integral_0^d rho(z) dz (0 above the surface). */
+static double gauge_pressure(const HydroParams *p, double d)
+{
+    if (d <= 0) return 0.0;
+    return p->g * (p->rho_surface * d + p->pyc_delta_rho * (ramp_integral(p, d) - ramp_integral(p, 0)));
+}
+
+double hydro_volume(const HydroParams *p, double d)
+{
+    if (p->bulk_modulus <= 0) return p->volume;
+    return p->volume * (1.0 - gauge_pressure(p, d) / p->bulk_modulus);
+}
+
+/* ---- forces -------------------------------------------------------------- */
+
+/* Generic skew-symmetric Coriolis-centripetal term C(nu) nu for a symmetric M
+ * (Fossen 2011, Thm. 3.2 / eq. 6.43, 6.52):
+ *   C(nu) = [0, -S(a1); -S(a1), -S(a2)],  a1 = M11 nu1 + M12 nu2, a2 = M21 nu1 + M22 nu2
+ * so C(nu) nu = [nu2 x a1; nu1 x a1 + nu2 x a2] and nu^T C(nu) nu = 0. */
+static void coriolis(const double M[36], const double nu[6], double out[6])
+{
+    double a[6] = {0};
+    for (int i = 0; i < 6; i++)
+        for (int j = 0; j < 6; j++) a[i] += M[6 * i + j] * nu[j];
+    double t1[3], t2[3];
+    cross(nu + 3, a, out);
+    cross(nu, a, t1);
+    cross(nu + 3, a + 3, t2);
+    for (int i = 0; i < 3; i++) out[3 + i] = t1[i] + t2[i];
+}
+
+/* C_A(nu_r) nu_r for the diagonal M_A. */
+static void coriolis_added(const double MA[6], const double nur[6], double out[6])
+{
+    double M[36] = {0};
+    for (int i = 0; i < 6; i++) M[6 * i + i] = MA[i];
+    coriolis(M, nur, out);
+}
+
+/* Restoring forces g(eta) (Fossen 2011, eq. 4.6 with R(q)):
+ *   f_g = R^T (0,0,W), f_b = -R^T (0,0,B), g = -[f_g + f_b; r_g x f_g + r_b x f_b],
+ * W = m g, B = rho(d) g V(d). */
+static void restoring(const HydroParams *p, const double R[9], double d, double out[6])
+{
+    const double W = p->mass * p->g;
+    const double B = hydro_density(p, d) * p->g * hydro_volume(p, d);
+    const double fw[3] = {0, 0, W}, fbn[3] = {0, 0, -B};
+    double fg[3], fb[3], mg[3], mb[3];
+    mul_RT(R, fw, fg);
+    mul_RT(R, fbn, fb);
+    cross(p->rg, fg, mg);
+    cross(p->rb, fb, mb);
+    for (int i = 0; i < 3; i++) {
+        out[i] = -(fg[i] + fb[i]);
+        out[3 + i] = -(mg[i] + mb[i]);
+    }
+}
+
+/* Coriolis force of the Earth's rotation on the rigid-body mass at the CG:
+ * f = -2 m (omega_ie^b x v_cg), moment r_g x f, with omega_ie^n = omega_e
+ * (cos(lat), 0, -sin(lat)) in NED. */
+static void earth_coriolis(const HydroParams *p, const double R[9], const double nu[6], double out[6])
+{
+    const double lat = p->latitude * DEG2RAD;
+    const double wn[3] = {EARTH_RATE * cos(lat), 0, -EARTH_RATE * sin(lat)};
+    double wb[3], vcg[3], f[3], wr[3];
+    mul_RT(R, wn, wb);
+    cross(nu + 3, p->rg, wr);
+    for (int i = 0; i < 3; i++) vcg[i] = nu[i] + wr[i];
+    cross(wb, vcg, f);
+    for (int i = 0; i < 3; i++) f[i] *= -2 * p->mass;
+    memcpy(out, f, 3 * sizeof(double));
+    cross(p->rg, f, out + 3);
+}
+
+/* State derivative xdot = f(x); also returns nu_dot. */
+static void derivatives(const HydroModel *m, const HydroInputs *in, const double x[HYDRO_NX],
+                        double xdot[HYDRO_NX], double nu_dot[6])
+{
+    const HydroParams *p = &m->p;
+    const double *q = x + 3, *nu = x + 7;
+    double R[9], vc_b[3], nur[6], crb[6], ca[6], gr[6], rhs[6];
+    rotation(q, R);
+
+    /* kinematics */
+    mul_R(R, nu, xdot);
+    xdot[3] = -0.5 * (q[1] * nu[3] + q[2] * nu[4] + q[3] * nu[5]);
+    xdot[4] = 0.5 * (q[0] * nu[3] + q[2] * nu[5] - q[3] * nu[4]);
+    xdot[5] = 0.5 * (q[0] * nu[4] + q[3] * nu[3] - q[1] * nu[5]);
+    xdot[6] = 0.5 * (q[0] * nu[5] + q[1] * nu[4] - q[2] * nu[3]);
+
+    /* relative velocity nu_r = nu - (R^T v_c, 0) */
+    mul_RT(R, in->current, vc_b);
+    for (int i = 0; i < 6; i++) nur[i] = nu[i] - (i < 3 ? vc_b[i] : 0.0);
+
+    coriolis(m->MRB, nu, crb);
+    coriolis_added(m->MA, nur, ca);
+    restoring(p, R, x[2], gr);
+    for (int i = 0; i < 6; i++) {
+        const double damping = (p->D1[i] + p->D2[i] * fabs(nur[i])) * nur[i];
+        rhs[i] = in->tau[i] + in->ext[i] - crb[i] - ca[i] - damping - gr[i];
+    }
+    if (p->earth_rotation) {
+        double fe[6];
+        earth_coriolis(p, R, nu, fe);
+        for (int i = 0; i < 6; i++) rhs[i] += fe[i];
+    }
+    cholesky_solve(m->L, rhs, nu_dot);
+    memcpy(xdot + 7, nu_dot, 6 * sizeof(double));
+}
+
+/* ---- integration --------------------------------------------------------- */
+
+static void rk4(HydroModel *m, const HydroInputs *in, double h)
+{
+    double k[4][HYDRO_NX], xt[HYDRO_NX], nd[6];
+    const double c[4] = {0, 0.5, 0.5, 1};
+    for (int s = 0; s < 4; s++) {
+        for (int i = 0; i < HYDRO_NX; i++) xt[i] = m->x[i] + (s ? c[s] * h * k[s - 1][i] : 0.0);
+        derivatives(m, in, xt, k[s], nd);
+    }
+    for (int i = 0; i < HYDRO_NX; i++)
+        m->x[i] += h / 6.0 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
+    normalise_quaternion(m->x + 3);
+}
+
+void hydro_step(HydroModel *m, const HydroInputs *in, double dt)
+{
+    const double h = m->p.substep;
+    const long n = (long)floor(dt / h * (1.0 + 1e-12));
+    for (long i = 0; i < n; i++) rk4(m, in, h);
+    const double rest = dt - (double)n * h;
+    if (rest > 1e-9 * h) rk4(m, in, rest);
+    hydro_update_accelerations(m, in);
+}
+
+void hydro_update_accelerations(HydroModel *m, const HydroInputs *in)
+{
+    double xdot[HYDRO_NX];
+    derivatives(m, in, m->x, xdot, m->nu_dot);
+}
+
+void hydro_euler(const HydroModel *m, double e[3])
+{
+    const double w = m->x[3], x = m->x[4], y = m->x[5], z = m->x[6];
+    double s = 2 * (w * y - x * z);
+    if (s > 1) s = 1;
+    if (s < -1) s = -1;
+    e[0] = atan2(2 * (w * x + y * z), 1 - 2 * (x * x + y * y));
+    e[1] = asin(s);
+    e[2] = atan2(2 * (w * z + x * y), 1 - 2 * (y * y + z * z));
+}

@@ -1,0 +1,93 @@
+/*
+ * moonpool hydrodynamics: 6-DOF Fossen model of an underwater vehicle.
+ *
+ * Frames: world NED (north, east, down), body FRD (forward, right, down),
+ * origin CO of the body frame is the vehicle reference point. Attitude is a unit
+ * quaternion q = (qw, qx, qy, qz) rotating body vectors into NED: x_n = R(q) x_b.
+ *
+ * Equations of motion (Fossen 2011, ch. 6-8 and 10):
+ *   eta1_dot = R(q) nu1,  q_dot = 1/2 q (x) (0, nu2)
+ *   M nu_dot + C_RB(nu) nu + C_A(nu_r) nu_r + D(nu_r) nu_r + g(eta)
+ *       = tau + tau_ext + tau_earth
+ * with nu = (u v w p q r), nu_r = nu - (R^T v_c, 0), M = M_RB + M_A.
+ *
+ * All hydrodynamic coefficients are POSITIVE magnitudes: A_u = -X_udot,
+ * D1_u = -X_u, D2_u = -X_|u|u, ... (SNAME derivatives are negative).
+ *
+ * This file knows nothing about FMI: fmi2.c and fmi3.c wrap it.
+ */
+#ifndef MOONPOOL_HYDRO_MODEL_H
+#define MOONPOOL_HYDRO_MODEL_H
+
+#include <stddef.h>
+
+#define HYDRO_NX 13 /* n e d qw qx qy qz u v w p q r */
+
+enum { HYDRO_BACKEND_CALIBRATED = 0, HYDRO_BACKEND_SIMPLIFIED = 1 };
+
+typedef struct {
+    double mass;                 /* m [kg] */
+    double Ixx, Iyy, Izz;        /* inertia about the CG, body axes [kg m^2] */
+    double Ixy, Ixz, Iyz;        /* products of inertia (I_g = [Ixx -Ixy -Ixz; ...]) */
+    double rg[3];                /* centre of gravity r_g in body frame [m] */
+    double rb[3];                /* centre of buoyancy r_b in body frame [m] */
+    double volume;               /* displaced volume V0 at the surface [m^3] */
+    double rho_surface;          /* water density at the surface [kg/m^3] */
+    double A[6];                 /* added mass magnitudes A_u..A_r */
+    double D1[6];                /* linear damping magnitudes D1_u..D1_r */
+    double D2[6];                /* quadratic damping magnitudes D2_u..D2_r */
+    double init_pos[3];          /* n e d [m] */
+    double init_euler[3];        /* roll pitch yaw [rad] (zyx convention) */
+    double init_nu[6];           /* u v w [m/s], p q r [rad/s] */
+    int backend;                 /* HYDRO_BACKEND_* */
+    double substep;              /* fixed RK4 sub-step [s] */
+    double g;                    /* gravity [m/s^2] */
+    double pyc_depth;            /* depth of the centre of the pycnocline ramp [m] */
+    double pyc_width;            /* thickness of the ramp [m] (0: a step) */
+    double pyc_delta_rho;        /* density increase across the ramp [kg/m^3] */
+    double bulk_modulus;         /* hull bulk modulus K [Pa] (0: rigid hull) */
+    int earth_rotation;          /* 1: add the Earth-rotation Coriolis force */
+    double latitude;             /* latitude [deg] for the Earth-rotation term */
+} HydroParams;
+
+typedef struct {
+    double tau[6];               /* control wrench, body frame [N, N m] */
+    double ext[6];               /* external wrench, body frame [N, N m] */
+    double current[3];           /* ocean current in NED [m/s] */
+} HydroInputs;
+
+typedef struct {
+    HydroParams p;
+    double M[36];                /* M = M_RB + M_A, row-major */
+    double MRB[36];              /* rigid-body mass matrix about CO */
+    double MA[6];                /* diagonal of M_A actually used (0 in simplified) */
+    double L[36];                /* Cholesky factor of M (M = L L^T) */
+    double x[HYDRO_NX];          /* state */
+    double nu_dot[6];            /* body accelerations at the current state */
+} HydroModel;
+
+/* Check the parameters. Returns 0 when valid, otherwise writes a message that
+ * names the offending parameter into msg and returns -1. */
+int hydro_validate(const HydroParams *p, char *msg, size_t msg_len);
+
+/* Build M (and its Cholesky factor) from p. Returns -1 if M is not positive
+ * definite. Does not touch the state. */
+int hydro_prepare(HydroModel *m, const HydroParams *p, char *msg, size_t msg_len);
+
+/* Set the state from the init_* parameters. */
+void hydro_reset(HydroModel *m);
+
+/* Advance the state by dt with fixed RK4 sub-steps (last one partial). */
+void hydro_step(HydroModel *m, const HydroInputs *in, double dt);
+
+/* Body accelerations nu_dot = M^-1 (rhs) at the current state (stored in m). */
+void hydro_update_accelerations(HydroModel *m, const HydroInputs *in);
+
+/* Local water density [kg/m^3] and displaced volume [m^3] at depth d [m]. */
+double hydro_density(const HydroParams *p, double d);
+double hydro_volume(const HydroParams *p, double d);
+
+/* Euler angles (roll, pitch, yaw) [rad] of the current attitude. */
+void hydro_euler(const HydroModel *m, double euler[3]);
+
+#endif
