@@ -5,8 +5,10 @@
 
 For N = 1, 2, 4, 8 the chain Counter -> Relay -> ... is run in-process and with
 every component in its own process (ipc), Jacobi (all N stepped in parallel at
-every tick). Prints wall-clock µs per tick and per component step, and, as the
-floor, the same fan-out to N pure-pyzmq echo processes (zmq_echo.py). The recording
+every tick), and in as many process groups as there are cores (components
+dealt round-robin; one StepBatch message per group and tick). Prints wall-clock
+µs per tick and per component step, and, as the floor, the same fan-out to N
+pure-pyzmq echo processes (zmq_echo.py). The recording
 is off unless --record (the digest is always computed). Results go into
 docs/benchmarks.md by hand, with the machine and the date.
 """
@@ -34,22 +36,30 @@ from moonpool.orchestrator.rig import (  # noqa: E402
 from moonpool.orchestrator.run import run_rig  # noqa: E402
 
 
-def chain_rig(n: int, placement: str, ticks: int, record: bool) -> Rig:
+def chain_rig(n: int, placement: str, ticks: int, record: bool, groups: int = 0) -> Rig:
+    """The chain; with ``groups`` > 0 (process placement) the components are dealt
+    round-robin into that many process groups."""
     sched = Schedule(Fraction(1000))  # 1 ms
-    comps = [ComponentConfig("c0", "chain:Counter", placement, sched, base_dir=HERE)]
+
+    def group(i: int) -> str:
+        return f"g{i % groups}" if groups else ""
+
+    comps = [ComponentConfig("c0", "chain:Counter", placement, sched, base_dir=HERE,
+                             group=group(0))]
     conns = []
     for i in range(1, n):
-        comps.append(ComponentConfig(f"c{i}", "chain:Relay", placement, sched, base_dir=HERE))
+        comps.append(ComponentConfig(f"c{i}", "chain:Relay", placement, sched, base_dir=HERE,
+                                     group=group(i)))
         conns.append(ConnectionConfig(f"c{i-1}", "out", f"c{i}", "in"))
     run = RunConfig(until_ns=ticks * 1_000_000, seed=0, algorithm="jacobi", record=record,
                     plots=False)
     return Rig(Path("chain.toml"), f"chain{n}", run, tuple(comps), tuple(conns))
 
 
-def measure(n: int, placement: str, ticks: int, record: bool, out: Path) -> tuple[float, float]:
-    rig = chain_rig(n, placement, ticks, record)
-    t0 = time.perf_counter()
-    result = run_rig(rig, out / f"{placement}-{n}")
+def measure(n: int, placement: str, ticks: int, record: bool, out: Path,
+            groups: int = 0) -> tuple[float, float]:
+    rig = chain_rig(n, placement, ticks, record, groups)
+    result = run_rig(rig, out / f"{placement}-{n}-{groups}")
     if not result.ok:
         raise SystemExit(f"benchmark run failed: {result.summary['error']}")
     # Exclude setup/teardown: use the execution's own loop time when available.
@@ -73,6 +83,12 @@ def main() -> int:
         for n in (1, 2, 4, 8):
             tick, comp = measure(n, placement, args.ticks, args.record, args.out)
             print(f"{n:>3} {placement:>9} {tick:>10.1f} {comp:>18.1f}")
+    # One process group per core: the same components, one message per group and tick.
+    cores = max(1, min(os.cpu_count() or 1, 8))
+    for n in (1, 2, 4, 8):
+        g = min(n, cores)
+        tick, comp = measure(n, "process", args.ticks, args.record, args.out, groups=g)
+        print(f"{n:>3} {f'{g} groups':>9} {tick:>10.1f} {comp:>18.1f}")
     # The floor: the same fan-out with pure pyzmq echo processes, no moonpool code.
     from zmq_echo import echo_tick_us
 

@@ -40,6 +40,7 @@ from .errors import (
     ComponentError,
     EntryError,
     LifecycleError,
+    PortError,
     ProtocolError,
     error_to_wire,
 )
@@ -68,18 +69,24 @@ def output_values(outputs: list[Output]) -> tuple[list[lc.PortValue], list[Any]]
 
 
 class Server:
-    """Serves one component class on a bound ROUTER socket (see module docstring)."""
+    """Serves one component class, or several (a process group), on a bound ROUTER
+    socket (see the module docstring)."""
 
     def __init__(
         self,
-        factory: Callable[[], Component],
+        factory: Callable[[], Component] | None,
         endpoint: str,
         *,
+        components: dict[str, Callable[[], Component]] | None = None,
         once: bool = False,
         context: zmq.Context | None = None,
         socket_setup: Callable[[zmq.Socket], None] | None = None,
     ) -> None:
-        self.factory = factory
+        if (factory is None) == (components is None):
+            raise ValueError("give either one factory or a dict of named components")
+        # One component: key "" (requests need not name it). A group: by instance name.
+        self.factories = components if components is not None else {"": factory}
+        self.group = components is not None
         self.endpoint = endpoint
         self.once = once
         self.ctx = context or zmq.Context.instance()
@@ -96,22 +103,49 @@ class Server:
 
     # -- session ---------------------------------------------------------------
 
+    @property
+    def host(self) -> ComponentHost:
+        """The hosted component (the first one of a group)."""
+        return next(iter(self.hosts.values()))
+
+    @property
+    def name(self) -> str:
+        if not self.group:
+            return self.host.name
+        return "group(" + ",".join(self.hosts) + ")"
+
     def _new_session(self) -> None:
-        self.host = ComponentHost(self.factory())
+        self.hosts = {key: ComponentHost(f()) for key, f in self.factories.items()}
         self.peer: bytes | None = None
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
         self.last_heard = time.monotonic()
         self.heartbeats = 0
 
     def _end_session(self, why: str) -> None:
-        log.info("%s: session ended (%s)", self.host.name, why)
-        try:
-            self.host.terminate()
-        except ComponentError as exc:
-            log.warning("%s", exc)
+        log.info("%s: session ended (%s)", self.name, why)
+        self._terminate_all()
         if self.once:
             raise _Stop
         self._new_session()
+
+    def _terminate_all(self) -> None:
+        for host in self.hosts.values():
+            if host.state != lc.COMPONENT_STATE_TERMINATED:
+                try:
+                    host.terminate()
+                except ComponentError as exc:
+                    log.warning("%s", exc)
+
+    def _host_for(self, instance: str) -> ComponentHost:
+        if not self.group:
+            return self.host
+        host = self.hosts.get(instance)
+        if host is None:
+            raise PortError(
+                f"this process group hosts no component '{instance}'",
+                component=self.name, fix=f"name one of {sorted(self.hosts)} in Request.instance",
+            )
+        return host
 
     # -- loop ------------------------------------------------------------------
 
@@ -138,11 +172,7 @@ class Server:
         except _Stop:
             pass
         finally:
-            if self.host.state != lc.COMPONENT_STATE_TERMINATED:
-                try:
-                    self.host.terminate()
-                except ComponentError as exc:
-                    log.warning("%s", exc)
+            self._terminate_all()
             self.sock.close(0)
         return 0
 
@@ -189,50 +219,53 @@ class Server:
                 return
         if identity == self.peer:
             self.last_heard = time.monotonic()
-        reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id)
+        reply = lc.Reply(
+            protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id, instance=req.instance
+        )
         attachments: list[Any] = []
         end_session = False
+        host = None
         try:
-            if body == "step":
-                s = req.step
-                self.host.require(INITIALIZED, "step")
-                inputs = self.host.decode_inputs(s.inputs, rest[1:])
-                t0 = time.perf_counter_ns()
-                outputs = self.host.step(s.time_ns, s.step_ns, inputs)
-                values, attachments = output_values(outputs)
-                r = reply.step_result
-                r.time_ns = s.time_ns
-                r.compute_ns = time.perf_counter_ns() - t0
-                r.outputs.extend(values)
-            elif body == "heartbeat":
-                self.heartbeats += 1
-                reply.heartbeat.state = self.host.state
-                reply.heartbeat.counter = self.heartbeats
-            elif body == "describe":
-                reply.description.CopyFrom(self.host.describe())
-            elif body == "configure":
-                self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
-                self.host.configure(req.configure)
-                reply.ack.SetInParent()
-            elif body == "initialize":
-                outputs = self.host.initialize(req.initialize.start_time_ns)
-                values, attachments = output_values(outputs)
-                reply.initialized.SetInParent()
-                reply.initialized.outputs.extend(values)
-            elif body == "terminate":
-                metrics = self.host.terminate()
-                reply.terminated.metrics_json = wire.json_dumps(metrics) if metrics else ""
-                end_session = True
+            if body == "step_batch":
+                attachments = self._step_batch(req.step_batch, rest[1:], reply.step_batch_result)
+            else:
+                host = self._host_for(req.instance)
+                if body == "step":
+                    attachments = self._step(host, req.step, rest[1:], reply.step_result, [])
+                elif body == "heartbeat":
+                    self.heartbeats += 1
+                    reply.heartbeat.state = host.state
+                    reply.heartbeat.counter = self.heartbeats
+                elif body == "describe":
+                    reply.description.CopyFrom(host.describe())
+                elif body == "configure":
+                    # Before configure can fail: a failed session must still time out.
+                    self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                    host.configure(req.configure)
+                    reply.ack.SetInParent()
+                elif body == "initialize":
+                    outputs = host.initialize(req.initialize.start_time_ns)
+                    values, attachments = output_values(outputs)
+                    reply.initialized.SetInParent()
+                    reply.initialized.outputs.extend(values)
+                elif body == "terminate":
+                    metrics = host.terminate()
+                    reply.terminated.metrics_json = wire.json_dumps(metrics) if metrics else ""
+                    end_session = all(
+                        h.state == lc.COMPONENT_STATE_TERMINATED for h in self.hosts.values()
+                    )
         except ComponentError as exc:
             if not isinstance(exc, LifecycleError):
                 log.error("%s", exc, exc_info=exc.__cause__ is not None)
-            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id)
-            reply.error.CopyFrom(error_to_wire(exc, self.host.name))
+            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id,
+                             instance=req.instance)
+            reply.error.CopyFrom(error_to_wire(exc, host.name if host else self.name))
             attachments = []
         except Exception as exc:  # noqa: BLE001 - a bug in this loop must still answer
             log.exception("internal error while serving %s", body)
-            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id)
-            reply.error.CopyFrom(error_to_wire(exc, self.host.name))
+            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id,
+                             instance=req.instance)
+            reply.error.CopyFrom(error_to_wire(exc, host.name if host else self.name))
             reply.error.code = lc.ERROR_CODE_INTERNAL
             attachments = []
         frames_out = [*prefix, wire.serialize(reply), *attachments]
@@ -241,11 +274,44 @@ class Server:
         if end_session:
             self._end_session("terminated")
 
+    def _step(self, host: ComponentHost, s: lc.Step, frames_in: list, result: lc.StepResult,
+              frames_out: list) -> list:
+        """Step one host; outputs into ``result``; attachments appended to ``frames_out``
+        (numbered across the whole reply)."""
+        host.require(INITIALIZED, "step")
+        inputs = host.decode_inputs(s.inputs, frames_in)
+        t0 = time.perf_counter_ns()
+        outputs = host.step(s.time_ns, s.step_ns, inputs)
+        result.time_ns = s.time_ns
+        result.compute_ns = time.perf_counter_ns() - t0
+        for out in outputs:
+            pv = result.outputs.add(port=out.port, type=out.type_name, payload=out.payload)
+            if out.attachment is not None:
+                frames_out.append(out.attachment)
+                pv.attachment = len(frames_out)
+        return frames_out
+
+    def _step_batch(self, batch: lc.StepBatch, frames_in: list, out: lc.StepBatchResult) -> list:
+        """Step every listed component in order; one failing does not stop the others."""
+        frames_out: list = []
+        for item in batch.steps:
+            entry = out.results.add(instance=item.instance)
+            host = None
+            try:
+                host = self._host_for(item.instance)
+                self._step(host, item.step, frames_in, entry.result, frames_out)
+            except ComponentError as exc:
+                if not isinstance(exc, LifecycleError):
+                    log.error("%s", exc, exc_info=exc.__cause__ is not None)
+                entry.ClearField("result")
+                entry.error.CopyFrom(error_to_wire(exc, host.name if host else item.instance))
+        return frames_out
+
     def _reject(self, prefix: list[bytes], request_id: int, exc: ComponentError) -> None:
         self.rejected += 1
-        log.warning("%s: rejected a request: %s", self.host.name, exc)
+        log.warning("%s: rejected a request: %s", self.name, exc)
         reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=request_id)
-        reply.error.CopyFrom(error_to_wire(exc, self.host.name))
+        reply.error.CopyFrom(error_to_wire(exc, self.name))
         try:
             self.sock.send_multipart([*prefix, wire.serialize(reply)])
         except zmq.ZMQError:  # peer gone; nothing to answer
@@ -269,18 +335,24 @@ def _die_with_parent() -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m moonpool.components.serve",
-        description="Serve one component on a ZeroMQ endpoint.",
+        description="Serve one component, or a group of them (--component), on a ZeroMQ endpoint.",
     )
-    parser.add_argument("entry", help="module:Class, file.py:Class or a registered short name")
+    parser.add_argument("entry", nargs="?",
+                        help="module:Class, file.py:Class or a registered short name")
+    parser.add_argument("--component", action="append", default=[], metavar="NAME=ENTRY",
+                        help="host a group: one component instance per flag (instead of ENTRY)")
     parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
     parser.add_argument("--once", action="store_true", help="exit after one session")
     parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
+    if bool(args.entry) == bool(args.component):
+        parser.error("give either ENTRY or one or more --component NAME=ENTRY")
+    label = args.entry or "group:" + ",".join(c.split("=", 1)[0] for c in args.component)
     logging.basicConfig(
         level=getattr(logging, args.log_level.upper(), logging.INFO),
-        format=f"[{args.entry} %(levelname)s] %(message)s",
+        format=f"[{label} %(levelname)s] %(message)s",
         stream=sys.stderr,
     )
     if args.parent_pid:
@@ -290,19 +362,27 @@ def main(argv: list[str] | None = None) -> int:
     from .loading import load_entry
 
     try:
-        cls = load_entry(args.entry, args.base_dir)
+        if args.entry:
+            cls, components = load_entry(args.entry, args.base_dir), None
+        else:
+            cls, components = None, {}
+            for spec in args.component:
+                name, sep, entry = spec.partition("=")
+                if not sep or not name or not entry:
+                    parser.error(f"--component expects NAME=ENTRY, got {spec!r}")
+                components[name] = load_entry(entry, args.base_dir)
     except EntryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        server = Server(cls, args.bind, once=args.once)
+        server = Server(cls, args.bind, components=components, once=args.once)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     if args.once:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    print(f"serving {args.entry} on {server.bound_endpoint}", file=sys.stderr, flush=True)
+    print(f"serving {label} on {server.bound_endpoint}", file=sys.stderr, flush=True)
     return server.serve_forever()
 
 

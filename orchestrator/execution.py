@@ -91,11 +91,18 @@ class _Slot:
     channels: dict[str, int] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
 
-    def now(self) -> int:
-        return self.schedule.instant(self.k)
+    t_now: int = 0
+    t_next: int = 0
 
-    def next(self) -> int:
-        return self.schedule.instant(self.k + 1)
+    def __post_init__(self) -> None:
+        self.t_now = self.schedule.instant(0)
+        self.t_next = self.schedule.instant(1)
+
+    def advance(self) -> None:
+        """Move to the next instant of the schedule (computed once, kept)."""
+        self.k += 1
+        self.t_now = self.t_next
+        self.t_next = self.schedule.instant(self.k + 1)
 
 
 class Execution:
@@ -139,7 +146,7 @@ class Execution:
         for a in self._remote:
             a.idle = self._idle
         for s in self.slots:
-            t0 = s.now()
+            t0 = s.t_now
             self._publish(s, s.adapter.initialize(t0), t0)
 
     def _wire(self, descriptions: dict[str, lc.Description]) -> None:
@@ -231,7 +238,7 @@ class Execution:
     def run(self, progress: Callable[[int], None] | None = None) -> None:
         """Step until ``rig.run.until_ns``. Raises SimulationError / ComponentError."""
         until = self.rig.run.until_ns
-        heap = [(s.now(), self._rank[s.name], s.index) for s in self.slots]
+        heap = [(s.t_now, self._rank[s.name], s.index) for s in self.slots]
         heapq.heapify(heap)
         jacobi = self.rig.run.algorithm == "jacobi"
         slots = self.slots
@@ -249,25 +256,29 @@ class Execution:
                 results = {}
                 for s in due:
                     if s.adapter.placement != "inproc":
-                        s.adapter.start_step(t, s.next() - t, self._gather(s, t))
+                        s.adapter.start_step(t, s.t_next - t, self._gather(s, t))
+                for s in due:
+                    if s.adapter.placement != "inproc":
+                        s.adapter.flush()  # a process group sends its batch once
                 for s in due:
                     if s.adapter.placement == "inproc":
-                        s.adapter.start_step(t, s.next() - t, self._gather(s, t))
+                        s.adapter.start_step(t, s.t_next - t, self._gather(s, t))
                         results[s.index] = s.adapter.finish_step()
                 for s in due:
                     if s.adapter.placement != "inproc":
                         results[s.index] = s.adapter.finish_step()
                 for s in due:  # rig order (heap order == rank == index for Jacobi)
-                    self._publish(s, results[s.index], s.next())
+                    self._publish(s, results[s.index], s.t_next)
             else:
                 for s in due:  # heap order == Gauss-Seidel rank
-                    dt = s.next() - t
+                    dt = s.t_next - t
                     s.adapter.start_step(t, dt, self._gather(s, t))
+                    s.adapter.flush()
                     self._publish(s, s.adapter.finish_step(), t)
             for s in due:
-                s.k += 1
+                s.advance()
                 s.steps += 1
-                heapq.heappush(heap, (s.now(), self._rank[s.name], s.index))
+                heapq.heappush(heap, (s.t_now, self._rank[s.name], s.index))
             self.ticks += 1
             if has_remote or progress is not None:
                 now = time.monotonic()

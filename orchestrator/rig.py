@@ -61,6 +61,9 @@ class ComponentConfig:
     """Parameter values, passed to the component's configure (validated there)."""
     endpoint: str = ""
     """ZeroMQ endpoint of a remote component (``tcp://host:port``, ``ipc://path``)."""
+    group: str = ""
+    """Process group (``run = "process"`` only): components naming the same group share
+    one child process and are stepped with one message per instant."""
     step_timeout_ns: int = 2_000_000_000
     """Longest a step may take before the run fails with StepTimeout."""
     setup_timeout_ns: int = 30_000_000_000

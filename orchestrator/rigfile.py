@@ -74,6 +74,7 @@ COMPONENT_KEYS = (
     "entry",
     "run",
     "endpoint",
+    "group",
     "rate_hz",
     "period",
     "offset",
@@ -808,7 +809,9 @@ def _component(
             f"expected a table [{key}.parameters] of name = value, got {_a(parameters)}",
         )
         parameters = {}
+    group = _group(report, key, spec, placement)
     if mode is not None:
+        group = ""  # --mode: every component on its own (in-process, or one process each)
         if placement == "remote" and not entry:
             report.add(
                 f"{key}.entry",
@@ -823,10 +826,32 @@ def _component(
         schedule=schedule or _PLACEHOLDER_SCHEDULE,
         parameters=parameters,
         endpoint=endpoint,
+        group=group,
         step_timeout_ns=step_timeout or d.step_timeout_ns,
         setup_timeout_ns=setup_timeout or d.setup_timeout_ns,
         base_dir=base_dir,
     )
+
+
+def _group(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -> str:
+    """The process group ('' when absent or bad)."""
+    if "group" not in spec:
+        return ""
+    group = spec["group"]
+    if placement != "process":
+        report.add(
+            f"{key}.group",
+            f'is only used with run = "process" (this component runs "{placement}"); '
+            'remove it or set run = "process"',
+        )
+        return ""
+    if not isinstance(group, str) or not NAME_RE.match(group):
+        report.add(
+            f"{key}.group",
+            f"expected a group name like \"sensors\" (letters, digits, _ and -), got {group!r}",
+        )
+        return ""
+    return group
 
 
 def _entry(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -> str:

@@ -36,6 +36,7 @@ from moonpool.components.loading import load_entry
 
 from . import summary as summary_mod
 from .adapters.base import Adapter
+from .adapters.group import GroupMember, ProcessGroup
 from .adapters.inprocess import InProcessAdapter
 from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
@@ -84,6 +85,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
     """One adapter per component; child processes are spawned here (in parallel)."""
     adapters: dict[str, Adapter] = {}
     ctx = zmq.Context.instance()
+    groups: dict[str, ProcessGroup] = {}
     try:
         for i, c in enumerate(rig.components):
             common = dict(
@@ -96,6 +98,20 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
             if c.placement == "inproc":
                 cls = load_entry(c.entry, c.base_dir)
                 adapters[c.name] = InProcessAdapter(c.name, cls(), step_timeout_ns=c.step_timeout_ns)
+            elif c.placement == "process" and c.group:
+                group = groups.get(c.group)
+                if group is None:
+                    members = [m for m in rig.components
+                               if m.placement == "process" and m.group == c.group]
+                    conn = ProcessAdapter(
+                        f"group:{c.group}", {m.name: m.entry for m in members},
+                        f"ipc://{sock_dir}/g{i}.sock", base_dir=c.base_dir,
+                        log_path=(log_dir / f"group-{c.group}.log") if log_dir else None,
+                        **{**common, "step_timeout_ns": max(m.step_timeout_ns for m in members),
+                           "setup_timeout_ns": max(m.setup_timeout_ns for m in members)},
+                    )
+                    group = groups[c.group] = ProcessGroup(c.group, conn, [m.name for m in members])
+                adapters[c.name] = GroupMember(c.name, group, step_timeout_ns=c.step_timeout_ns)
             elif c.placement == "process":
                 adapters[c.name] = ProcessAdapter(
                     c.name, c.entry, f"ipc://{sock_dir}/{i}.sock", base_dir=c.base_dir,
@@ -106,6 +122,8 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
     except BaseException:
         for a in adapters.values():
             a.close()
+        for g in groups.values():
+            g.conn.close()
         raise
     return adapters
 

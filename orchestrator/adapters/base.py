@@ -5,7 +5,8 @@ Call order (one execution; the execution never deviates from it)::
     describe()                         -> Description (ports, parameters)
     configure(Configure)
     initialize(start_time_ns)          -> initial samples (visible at the start time)
-    ( start_step(t, dt, inputs)        send / begin the step
+    ( start_step(t, dt, inputs)        send / begin (or queue) the step
+      flush()                          send what was queued (process groups)
       finish_step()                    -> samples produced by the step ) *
     keepalive(now)                     between calls: heartbeat if idle (remote only)
     terminate()                        -> metrics
@@ -89,6 +90,9 @@ class Adapter:
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
         raise NotImplementedError
+
+    def flush(self) -> None:
+        """Send what start_step queued (process groups batch their members' steps)."""
 
     def finish_step(self) -> list[Sample]:
         raise NotImplementedError

@@ -41,21 +41,26 @@ class ProcessAdapter(RemoteAdapter):
     def __init__(
         self,
         name: str,
-        entry: str,
+        entry: str | dict[str, str],
         endpoint: str,
         *,
         base_dir: Path,
         log_path: Path | None = None,
         **kwargs,
     ) -> None:
+        """``entry`` is one ENTRY, or {instance: ENTRY} for a process group (see group.py)."""
         self.entry = entry
         self.log_path = log_path
         self._log: IO[bytes] | None = None
+        if isinstance(entry, dict):
+            what = [f"--component={n}={e}" for n, e in entry.items()]
+        else:
+            what = [entry]
         cmd = [
             sys.executable,
             "-m",
             "moonpool.components.serve",
-            entry,
+            *what,
             "--bind",
             endpoint,
             "--once",

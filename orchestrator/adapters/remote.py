@@ -41,6 +41,7 @@ _EXPECTED = {
     "step": "step_result",
     "terminate": "terminated",
     "heartbeat": "heartbeat",
+    "step_batch": "step_batch_result",
 }
 
 
@@ -90,6 +91,7 @@ class RemoteAdapter(Adapter):
         self.idle: Callable[[], None] | None = None
         self.closed = False
         self.error_reply = False
+        self.fail_on_error = True
         self._rcvtimeo = -1
 
     # -- supervision hooks (ProcessAdapter overrides) ----------------------------
@@ -102,8 +104,9 @@ class RemoteAdapter(Adapter):
 
     # -- calls -------------------------------------------------------------------
 
-    def _send(self, body: str, payload: Any) -> int:
-        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id)
+    def _send(self, body: str, payload: Any, instance: str = "") -> int:
+        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id,
+                         instance=instance)
         getattr(req, body).CopyFrom(payload)
         self._next_id += 1
         try:
@@ -112,10 +115,30 @@ class RemoteAdapter(Adapter):
             raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
         return req.request_id
 
-    def _call(self, body: str, payload: Any, timeout_s: float) -> tuple[lc.Reply, list]:
-        rid = self._send(body, payload)
+    def _call(
+        self, body: str, payload: Any, timeout_s: float, instance: str = ""
+    ) -> tuple[lc.Reply, list]:
+        rid = self._send(body, payload, instance)
         now = time.monotonic()
         self._in_flight = (rid, body, now, now + timeout_s)
+        return self._wait()
+
+    def send_request(self, body: str, payload: Any, timeout_s: float, *, instance: str = "",
+                     frames: list | tuple = ()) -> None:
+        """Send a request (with raw attachment frames) without waiting; ``wait_reply`` collects."""
+        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id,
+                         instance=instance)
+        getattr(req, body).CopyFrom(payload)
+        self._next_id += 1
+        try:
+            self.sock.send_multipart([wire.serialize(req), *frames], copy=not frames)
+        except zmq.ZMQError as exc:
+            raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
+        now = time.monotonic()
+        self._in_flight = (req.request_id, body, now, now + timeout_s)
+
+    def wait_reply(self) -> tuple[lc.Reply, list]:
+        """The reply to the request in flight (see ``send_request``)."""
         return self._wait()
 
     def _wait(self) -> tuple[lc.Reply, list]:
@@ -146,7 +169,7 @@ class RemoteAdapter(Adapter):
                             f"no answer to {body} within {deadline - sent:g} s ({self._where()})",
                             component=self.name,
                             fix="the component hangs or is too slow: fix it, or raise "
-                            + ("step_timeout" if body == "step" else "setup_timeout")
+                            + ("step_timeout" if body in ("step", "step_batch") else "setup_timeout")
                             + " in the rig",
                         )
                     self.supervise()
@@ -158,8 +181,10 @@ class RemoteAdapter(Adapter):
                     continue
                 kind = reply.WhichOneof("body")
                 if kind == "error":
-                    self.failed = True
-                    self.error_reply = True
+                    # A process group's connection is not failed by one member's error.
+                    if self.fail_on_error:
+                        self.failed = True
+                        self.error_reply = True
                     raise error_from_wire(reply.error, self.name)
                 if kind != _EXPECTED[body]:
                     self._reject(f"answer to {body} is {kind}, expected {_EXPECTED[body]}")

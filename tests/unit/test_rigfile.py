@@ -759,3 +759,29 @@ def test_lines_survive_multiline_strings_comments_and_dotted_keys(tmp_path: Path
     assert set(p) == {"components.a.colour", "components.b.period"}
     assert p["components.a.colour"].line == 9  # inline table: the line of `a = {...}`
     assert p["components.b.period"].line == 11  # dotted key under [components]
+
+
+def test_process_group_key(tmp_path):
+    from moonpool.orchestrator.rigfile import load_rig
+    from moonpool.components.errors import RigValidationError
+
+    base = """
+[run]
+until = "1s"
+[components.a]
+entry = "quickstart.vehicle"
+rate_hz = 10
+run = "{run}"
+group = "{group}"
+"""
+    ok = tmp_path / "ok.toml"
+    ok.write_text(base.format(run="process", group="sensors"))
+    assert load_rig(ok).component("a").group == "sensors"
+    assert load_rig(ok, mode="process").component("a").group == ""  # --mode: one process each
+    for run, group, expect in (("inproc", "g", 'only used with run = "process"'),
+                               ("process", "bad name!", "expected a group name")):
+        bad = tmp_path / "bad.toml"
+        bad.write_text(base.format(run=run, group=group))
+        with pytest.raises(RigValidationError) as err:
+            load_rig(bad)
+        assert "components.a.group" in str(err.value) and expect in str(err.value)

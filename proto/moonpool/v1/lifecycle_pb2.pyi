@@ -79,29 +79,34 @@ ERROR_CODE_BUSY: ErrorCode
 ERROR_CODE_INTERNAL: ErrorCode
 
 class Request(_message.Message):
-    __slots__ = ("protocol_version", "request_id", "describe", "configure", "initialize", "step", "terminate", "heartbeat")
+    __slots__ = ("protocol_version", "request_id", "instance", "describe", "configure", "initialize", "step", "terminate", "heartbeat", "step_batch")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
     DESCRIBE_FIELD_NUMBER: _ClassVar[int]
     CONFIGURE_FIELD_NUMBER: _ClassVar[int]
     INITIALIZE_FIELD_NUMBER: _ClassVar[int]
     STEP_FIELD_NUMBER: _ClassVar[int]
     TERMINATE_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
+    STEP_BATCH_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     request_id: int
+    instance: str
     describe: Describe
     configure: Configure
     initialize: Initialize
     step: Step
     terminate: Terminate
     heartbeat: Heartbeat
-    def __init__(self, protocol_version: _Optional[int] = ..., request_id: _Optional[int] = ..., describe: _Optional[_Union[Describe, _Mapping]] = ..., configure: _Optional[_Union[Configure, _Mapping]] = ..., initialize: _Optional[_Union[Initialize, _Mapping]] = ..., step: _Optional[_Union[Step, _Mapping]] = ..., terminate: _Optional[_Union[Terminate, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ...) -> None: ...
+    step_batch: StepBatch
+    def __init__(self, protocol_version: _Optional[int] = ..., request_id: _Optional[int] = ..., instance: _Optional[str] = ..., describe: _Optional[_Union[Describe, _Mapping]] = ..., configure: _Optional[_Union[Configure, _Mapping]] = ..., initialize: _Optional[_Union[Initialize, _Mapping]] = ..., step: _Optional[_Union[Step, _Mapping]] = ..., terminate: _Optional[_Union[Terminate, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., step_batch: _Optional[_Union[StepBatch, _Mapping]] = ...) -> None: ...
 
 class Reply(_message.Message):
-    __slots__ = ("protocol_version", "request_id", "description", "ack", "initialized", "step_result", "terminated", "heartbeat", "error")
+    __slots__ = ("protocol_version", "request_id", "instance", "description", "ack", "initialized", "step_result", "terminated", "heartbeat", "error", "step_batch_result")
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     REQUEST_ID_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     ACK_FIELD_NUMBER: _ClassVar[int]
     INITIALIZED_FIELD_NUMBER: _ClassVar[int]
@@ -109,8 +114,10 @@ class Reply(_message.Message):
     TERMINATED_FIELD_NUMBER: _ClassVar[int]
     HEARTBEAT_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
+    STEP_BATCH_RESULT_FIELD_NUMBER: _ClassVar[int]
     protocol_version: int
     request_id: int
+    instance: str
     description: Description
     ack: Ack
     initialized: Initialized
@@ -118,7 +125,8 @@ class Reply(_message.Message):
     terminated: Terminated
     heartbeat: Heartbeat
     error: Error
-    def __init__(self, protocol_version: _Optional[int] = ..., request_id: _Optional[int] = ..., description: _Optional[_Union[Description, _Mapping]] = ..., ack: _Optional[_Union[Ack, _Mapping]] = ..., initialized: _Optional[_Union[Initialized, _Mapping]] = ..., step_result: _Optional[_Union[StepResult, _Mapping]] = ..., terminated: _Optional[_Union[Terminated, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
+    step_batch_result: StepBatchResult
+    def __init__(self, protocol_version: _Optional[int] = ..., request_id: _Optional[int] = ..., instance: _Optional[str] = ..., description: _Optional[_Union[Description, _Mapping]] = ..., ack: _Optional[_Union[Ack, _Mapping]] = ..., initialized: _Optional[_Union[Initialized, _Mapping]] = ..., step_result: _Optional[_Union[StepResult, _Mapping]] = ..., terminated: _Optional[_Union[Terminated, _Mapping]] = ..., heartbeat: _Optional[_Union[Heartbeat, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ..., step_batch_result: _Optional[_Union[StepBatchResult, _Mapping]] = ...) -> None: ...
 
 class Describe(_message.Message):
     __slots__ = ()
@@ -251,6 +259,36 @@ class Step(_message.Message):
     step_ns: int
     inputs: _containers.RepeatedCompositeFieldContainer[PortValue]
     def __init__(self, time_ns: _Optional[int] = ..., step_ns: _Optional[int] = ..., inputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ...) -> None: ...
+
+class StepBatch(_message.Message):
+    __slots__ = ("steps",)
+    STEPS_FIELD_NUMBER: _ClassVar[int]
+    steps: _containers.RepeatedCompositeFieldContainer[InstanceStep]
+    def __init__(self, steps: _Optional[_Iterable[_Union[InstanceStep, _Mapping]]] = ...) -> None: ...
+
+class InstanceStep(_message.Message):
+    __slots__ = ("instance", "step")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    STEP_FIELD_NUMBER: _ClassVar[int]
+    instance: str
+    step: Step
+    def __init__(self, instance: _Optional[str] = ..., step: _Optional[_Union[Step, _Mapping]] = ...) -> None: ...
+
+class StepBatchResult(_message.Message):
+    __slots__ = ("results",)
+    RESULTS_FIELD_NUMBER: _ClassVar[int]
+    results: _containers.RepeatedCompositeFieldContainer[InstanceStepResult]
+    def __init__(self, results: _Optional[_Iterable[_Union[InstanceStepResult, _Mapping]]] = ...) -> None: ...
+
+class InstanceStepResult(_message.Message):
+    __slots__ = ("instance", "result", "error")
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
+    RESULT_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    instance: str
+    result: StepResult
+    error: Error
+    def __init__(self, instance: _Optional[str] = ..., result: _Optional[_Union[StepResult, _Mapping]] = ..., error: _Optional[_Union[Error, _Mapping]] = ...) -> None: ...
 
 class Ack(_message.Message):
     __slots__ = ()

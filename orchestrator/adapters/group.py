@@ -1,0 +1,193 @@
+"""Process groups: several components in one child process, stepped with one
+message per instant.
+
+On a small machine every ZeroMQ message costs tens of microseconds of CPU in each
+process it crosses (docs/benchmarks.md), so eight tiny components in eight
+processes spend most of a tick on messaging. A group hosts them in one process
+(``serve --component a=ENTRY --component b=ENTRY``) behind one endpoint; each
+request names its member in ``Request.instance`` and the steps due at an instant
+go out as one ``StepBatch`` (docs/protocol.md). Results are the same bit for bit:
+members are stepped in the order the execution gives, with the inputs it gives.
+
+Call order (per member; the execution drives it like any adapter)::
+
+    describe / configure / initialize       one request each, naming the member
+    start_step(...)                         queued in the group's next batch
+    flush()                                 sends the batch (once per group and instant)
+    finish_step()                           waits for the batch result, takes its entry
+    terminate / close                       the child exits when every member has terminated
+
+A crash or hang of the child fails every member (the error names the member that
+was waited on and the group); one member's error fails only that member.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from moonpool.components.errors import (
+    ComponentError,
+    MoonpoolError,
+    ProtocolError,
+    error_from_wire,
+)
+from moonpool.components.host import metrics_from_json
+from moonpool.v1 import lifecycle_pb2 as lc
+
+from .base import Adapter, Sample
+from .process import ProcessAdapter
+
+
+class ProcessGroup:
+    """The shared child process and connection of a group's members."""
+
+    def __init__(self, name: str, conn: ProcessAdapter, members: list[str]) -> None:
+        self.name = name
+        self.conn = conn
+        conn.fail_on_error = False
+        self.members = members
+        self._batch: lc.StepBatch | None = None
+        self._frames: list[Any] = []
+        self._timeout_s = 0.0
+        self._results: dict[str, lc.InstanceStepResult] | None = None
+        self._result_frames: list = []
+        self._open = set(members)
+        self.t_sent = 0
+
+    @property
+    def label(self) -> str:
+        """How errors name the group: ``group g [a, b]``."""
+        return f"group {self.name} [{', '.join(self.members)}]"
+
+    def queue(self, member: str, t_ns: int, dt_ns: int, inputs: dict[str, Any],
+              timeout_s: float) -> None:
+        if self._batch is None:
+            self._batch = lc.StepBatch()
+            self._frames = []
+            self._results = None
+            self._timeout_s = 0.0
+        item = self._batch.steps.add(instance=member)
+        item.step.time_ns = t_ns
+        item.step.step_ns = dt_ns
+        for port, value in inputs.items():
+            for s in value if isinstance(value, list) else (value,):
+                pv = item.step.inputs.add(port=port, type=s.type_name, payload=s.payload)
+                if s.attachment is not None:
+                    self._frames.append(s.attachment)
+                    pv.attachment = len(self._frames)
+        self._timeout_s = max(self._timeout_s, timeout_s)
+
+    def flush(self) -> None:
+        if self._batch is None:
+            return
+        batch, self._batch = self._batch, None
+        self.conn.send_request("step_batch", batch, self._timeout_s, frames=self._frames)
+        self.t_sent = time.perf_counter_ns()
+
+    def result(self, member: str) -> tuple[lc.InstanceStepResult, list]:
+        if self._batch is not None:  # Gauss-Seidel, or a caller that did not flush
+            self.flush()
+        if self._results is None:
+            reply, frames = self.conn.wait_reply()
+            self._results = {r.instance: r for r in reply.step_batch_result.results}
+            self._result_frames = frames
+        entry = self._results.pop(member, None)
+        if entry is None:
+            raise ProtocolError(f"the batch result has no entry for '{member}'",
+                                component=member, fix="this is a bug in the group's server")
+        return entry, self._result_frames
+
+    def release(self, member: str) -> None:
+        self._open.discard(member)
+        if not self._open:
+            self.conn.close()
+
+
+class GroupMember(Adapter):
+    """One component of a process group (see the module docstring)."""
+
+    placement = "process"
+
+    def __init__(self, name: str, group: ProcessGroup, *, step_timeout_ns: int) -> None:
+        super().__init__(name)
+        self.group = group
+        self.conn = group.conn
+        self.step_timeout_s = step_timeout_ns * 1e-9
+        self._failed = False
+        self.error_reply = False
+
+    @property
+    def failed(self) -> bool:  # the child hung or died: every member failed
+        return self._failed or self.conn.failed
+
+    @failed.setter
+    def failed(self, value: bool) -> None:
+        self._failed = value
+
+    def _relabel(self, exc: MoonpoolError) -> MoonpoolError:
+        """A failure of the shared process (hang, crash) cannot be pinned on one member:
+        name the group and all its members."""
+        if exc.component in ("", self.conn.name):
+            exc.component = self.group.label
+            if exc.fix:
+                exc.fix = "one of these components is at fault; " + exc.fix
+        return exc
+
+    def _call(self, body: str, payload: Any, timeout_s: float | None = None):
+        try:
+            return self.conn._call(body, payload, timeout_s or self.conn.setup_timeout_s,
+                                   instance=self.name)
+        except ComponentError as exc:  # the member answered with an Error
+            self._failed = True
+            self.error_reply = True
+            raise self._relabel(exc)
+        except MoonpoolError as exc:  # the child hung or died: the connection failed
+            raise self._relabel(exc)
+
+    def describe(self) -> lc.Description:
+        reply, _ = self._call("describe", lc.Describe())
+        self.description = reply.description
+        return self.description
+
+    def configure(self, msg: lc.Configure) -> None:
+        self._call("configure", msg)
+
+    def initialize(self, start_time_ns: int) -> list[Sample]:
+        reply, frames = self._call("initialize", lc.Initialize(start_time_ns=start_time_ns))
+        return self.conn._samples(reply.initialized.outputs, frames)
+
+    def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
+        self.group.queue(self.name, t_ns, dt_ns, inputs, self.step_timeout_s)
+
+    def flush(self) -> None:
+        try:
+            self.group.flush()
+        except MoonpoolError as exc:
+            raise self._relabel(exc)
+
+    def finish_step(self) -> list[Sample]:
+        try:
+            entry, frames = self.group.result(self.name)
+        except MoonpoolError as exc:
+            raise self._relabel(exc)
+        self.times.add(time.perf_counter_ns() - self.group.t_sent)
+        if entry.WhichOneof("body") == "error":
+            self._failed = True
+            self.error_reply = True
+            raise error_from_wire(entry.error, self.name)
+        return self.conn._samples(entry.result.outputs, frames)
+
+    def keepalive(self, now: float) -> None:
+        self.conn.keepalive(now)
+
+    def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
+        reply, _ = self._call("terminate", lc.Terminate(), timeout_s)
+        return metrics_from_json(reply.terminated.metrics_json)
+
+    def close(self) -> None:
+        self.group.release(self.name)
+
+    @property
+    def rejected(self) -> int:
+        return self.conn.rejected if self.name == self.group.members[0] else 0
