@@ -85,10 +85,10 @@ def main() -> int:
             print(f"{n:>3} {placement:>9} {tick:>10.1f} {comp:>18.1f}")
     # One process group per core: the same components, one message per group and tick.
     cores = max(1, min(os.cpu_count() or 1, 8))
-    for n in (1, 2, 4, 8):
-        g = min(n, cores)
+    for n, g in [(n, min(n, cores)) for n in (1, 2, 4, 8)] + [(8, 1), (8, 4)]:
         tick, comp = measure(n, "process", args.ticks, args.record, args.out, groups=g)
-        print(f"{n:>3} {f'{g} groups':>9} {tick:>10.1f} {comp:>18.1f}")
+        label = f"{g} group" + ("s" if g > 1 else "")
+        print(f"{n:>3} {label:>9} {tick:>10.1f} {comp:>18.1f}")
     # The floor: the same fan-out with pure pyzmq echo processes, no moonpool code.
     from zmq_echo import echo_tick_us
 

@@ -23,7 +23,8 @@ A component declares:
 ``step`` receives ``inputs``, a mapping port name -> latest message (absent until a
 first message arrives), or -> list of messages for ``queued`` ports, and returns a
 mapping port name -> message (or :class:`Attached` for bulk data such as images).
-Messages you return must not be modified afterwards. Fill ``header.sim_time_ns``
+Returned messages are serialized when ``step`` returns; each consumer receives its
+own decoded copy. Fill ``header.sim_time_ns``
 with the time the content describes (``self.header(t)`` helps); the host fills
 ``header.source`` and ``header.seq``.
 
