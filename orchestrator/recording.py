@@ -100,12 +100,13 @@ class Digest:
                   + struct.pack("<I", len(payload)) + payload + struct.pack("<I", 0))
     """
 
-    __slots__ = ("_hash", "count")
+    __slots__ = ("_hash", "count", "_prefix")
 
     def __init__(self) -> None:
         self._hash = hashlib.sha256()
         self.count = 0
         """Messages hashed so far."""
+        self._prefix: dict[str, bytes] = {}  # topic -> its encoded length + name
 
     def update(
         self,
@@ -115,15 +116,18 @@ class Digest:
         attachment: bytes | memoryview | None = None,
     ) -> None:
         """Hash one message (in the order the messages were published)."""
-        name = topic.encode("utf-8")
+        prefix = self._prefix.get(topic)
+        if prefix is None:
+            name = topic.encode("utf-8")
+            prefix = self._prefix[topic] = struct.pack("<I", len(name)) + name
         h = self._hash
-        h.update(struct.pack("<I", len(name)))
-        h.update(name)
-        h.update(struct.pack("<qI", log_time_ns, len(payload)))
-        h.update(payload)
         if attachment is None:
-            h.update(b"\0\0\0\0")
+            h.update(b"".join((prefix, struct.pack("<qI", log_time_ns, len(payload)), payload,
+                               b"\0\0\0\0")))
         else:
+            h.update(prefix)
+            h.update(struct.pack("<qI", log_time_ns, len(payload)))
+            h.update(payload)
             data = memoryview(attachment).cast("B")
             h.update(struct.pack("<I", data.nbytes))
             h.update(data)
