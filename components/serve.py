@@ -78,8 +78,10 @@ class Server:
         once: bool = False,
         context: zmq.Context | None = None,
         socket_setup: Callable[[zmq.Socket], None] | None = None,
+        base_dir: str | None = None,
     ) -> None:
         self.factory = factory
+        self.base_dir = base_dir
         self.endpoint = endpoint
         self.once = once
         self.ctx = context or zmq.Context.instance()
@@ -97,7 +99,7 @@ class Server:
     # -- session ---------------------------------------------------------------
 
     def _new_session(self) -> None:
-        self.host = ComponentHost(self.factory())
+        self.host = ComponentHost(self.factory(), base_dir=self.base_dir)
         self.peer: bytes | None = None
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
         self.last_heard = time.monotonic()
@@ -274,7 +276,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("entry", help="module:Class, file.py:Class or a registered short name")
     parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
     parser.add_argument("--once", action="store_true", help="exit after one session")
-    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries")
+    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
@@ -295,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        server = Server(cls, args.bind, once=args.once)
+        server = Server(cls, args.bind, once=args.once, base_dir=args.base_dir)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2
