@@ -86,6 +86,9 @@ def param(default: Any = dataclasses.MISSING, doc: str = "", *, unit: str = "") 
     metadata = {"doc": doc, "unit": unit}
     if isinstance(default, list):
         default = tuple(default)
+    if isinstance(default, dict):  # a table: each instance gets its own copy
+        table = dict(default)
+        return dataclasses.field(default_factory=lambda: dict(table), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
 
 

@@ -312,6 +312,8 @@ def describe_class(
         )
         if f.default is not dataclasses.MISSING:
             spec.default_value.CopyFrom(to_parameter_value(f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            spec.default_value.CopyFrom(to_parameter_value(f.default_factory()))
         else:
             spec.required = True
         desc.parameters.append(spec)
