@@ -142,7 +142,9 @@ def _fail(fmu: Path, problem: str, fix: str) -> ParameterError:
 
 
 def _did_you_mean(word: str, options: Any) -> str:
-    close = difflib.get_close_matches(word, list(options), n=1, cutoff=0.6)
+    options = list(options)
+    same = [o for o in options if o.lower() == word.lower()]  # only the case differs
+    close = same or difflib.get_close_matches(word, options, n=1, cutoff=0.6)
     return f" (did you mean '{close[0]}'?)" if close else ""
 
 
@@ -170,6 +172,13 @@ def _model_description(fmu: Path) -> Any:
             if "modelDescription.xml" not in z.namelist():
                 raise _fail(fmu, "has no modelDescription.xml (a zip, but not an FMU)",
                             "give a .fmu file exported by an FMI tool")
+            import xml.etree.ElementTree as ET
+
+            version = ET.fromstring(z.read("modelDescription.xml")).get("fmiVersion", "")
+        if version.split(".")[0] not in ("2", "3"):
+            raise _fail(fmu, f"FMI version {version or '(none)'} is not supported",
+                        "moonpool hosts FMI 2.0 and 3.0 FMUs; re-export the model as FMI 2.0 "
+                        "or 3.0")
         return read_model_description(str(fmu), validate=False)
     except ParameterError:
         raise
@@ -295,8 +304,7 @@ def _variable(fmu: Path, where: str, name: Any, variables: Mapping[str, _Var]) -
     if var is None:
         raise _fail(fmu, f"{where}: no variable '{name}' in the FMU"
                     f"{_did_you_mean(str(name), variables)}",
-                    "use a variable of its modelDescription.xml (`moonpool describe` / "
-                    "`fmpy info FILE` list them)")
+                    "use a variable of its modelDescription.xml (`fmpy info FILE` lists them)")
     return var
 
 
