@@ -213,7 +213,11 @@ def _plan(p: FmuParameters) -> _Plan:
                "(fmpy.util.compile_platform_binary)" if sources else ""))
         raise _fail(fmu, f"has no binary for this platform ({plat}); it has "
                     f"{', '.join(sorted(dirs)) or 'no binaries'}", fix)
-    if kind == "me" and getattr(md, "numberOfEventIndicators", 0):
+    if kind == "me":
+        raise _fail(fmu, "has only a model-exchange interface (or fmi_type = \"me\"), which "
+                    "moonpool's fmu component does not integrate yet",
+                    "use an FMU with co-simulation (most tools export both)")
+    if kind == "me" and getattr(md, "numberOfEventIndicators", 0):  # pragma: no cover
         raise _fail(fmu, f"has {md.numberOfEventIndicators} event indicators; moonpool's "
                     "model-exchange integrator does not handle events",
                     "use the FMU's co-simulation interface or an FMU without events")
