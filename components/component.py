@@ -3,7 +3,8 @@
 Call order (one execution), the same in-process, in a child process or on another
 host; a ``ComponentHost`` (``host.py``) enforces it::
 
-    describe()                          class-level, any time: ports and parameters
+    describe()                          any time: ports and parameters (after configure,
+                                        the ports of this instance; see ``ports_for``)
     configure(params)                   once: params is the validated Parameters instance
     initialize(start_time_ns)           once: may return initial outputs (valid at start)
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
@@ -15,6 +16,11 @@ rig), ``self.seed`` (execution seed) and ``self.period_ns``.
 A component declares:
 
 - ``inputs`` / ``outputs``: tuples of :class:`Port` (name, protobuf message class).
+  Ports that depend on the parameters (an FMU's ports come from its mapping in the
+  rig) are computed by the classmethod :meth:`Component.ports_for`, which the host
+  calls with the validated parameters just before ``configure`` (and ``moonpool
+  check`` calls without running anything); ``configure`` may also set
+  ``self.inputs`` / ``self.outputs`` itself.
 - ``Parameters``: a frozen dataclass whose fields are the parameters; declare each
   with :func:`param` to give it a description and a unit. Use
   ``@dataclass(frozen=True, kw_only=True)`` so required and optional parameters
@@ -81,6 +87,9 @@ def param(default: Any = dataclasses.MISSING, doc: str = "", *, unit: str = "") 
     metadata = {"doc": doc, "unit": unit}
     if isinstance(default, list):
         default = tuple(default)
+    if isinstance(default, dict):  # a table: each instance gets its own copy
+        table = dict(default)
+        return dataclasses.field(default_factory=lambda: dict(table), metadata=metadata)
     return dataclasses.field(default=default, metadata=metadata)
 
 
@@ -103,6 +112,17 @@ class Component:
     name: str = ""
     seed: int = 0
     period_ns: int = 0
+
+    @classmethod
+    def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
+        """The (inputs, outputs) of an instance configured with ``params``.
+
+        Default: the class attributes. Override when the ports depend on the
+        parameters; raise :class:`~moonpool.components.errors.ParameterError` for
+        parameters that give no valid ports. Must not start anything: it runs in
+        ``moonpool check`` too.
+        """
+        return tuple(cls.inputs), tuple(cls.outputs)
 
     def configure(self, params: Any) -> None:
         """Take the validated parameters; allocate what the run needs."""

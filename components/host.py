@@ -3,7 +3,8 @@ the orchestrator calls it in-process or the serve loop calls it from the wire.
 
 Call order (enforced; anything else raises LifecycleError)::
 
-    describe()                       any time
+    describe()                       any time; after configure it describes the
+                                     instance's ports (Component.ports_for)
     configure(Configure)             CREATED -> CONFIGURED
     initialize(start_time_ns)        CONFIGURED -> INITIALIZED; returns initial outputs
     step(t_ns, dt_ns, inputs)        INITIALIZED, t increasing; returns outputs
@@ -21,6 +22,7 @@ import json
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from google.protobuf.message import Message
@@ -66,16 +68,16 @@ class Output:
 class ComponentHost:
     """Hosts one component instance (see the module docstring)."""
 
-    def __init__(self, component: Component) -> None:
+    def __init__(self, component: Component, base_dir: str | Path | None = None) -> None:
+        """``base_dir``: the folder relative ``Path`` parameters are taken from (the
+        rig file's folder; ``moonpool serve --base-dir``); None: the current folder."""
         if not isinstance(component, Component):
             raise TypeError(f"{component!r} is not a moonpool Component")
         self.component = component
+        self.base_dir = base_dir
         cls = type(component)
-        wire.check_unique_ports(cls.inputs, "input", cls.kind())
-        wire.check_unique_ports(cls.outputs, "output", cls.kind())
-        self._inputs = {p.name: p for p in cls.inputs}
-        self._outputs = {p.name: p for p in cls.outputs}
-        self._seq: dict[str, int] = {p.name: 0 for p in cls.outputs}
+        self._set_ports(cls.inputs, cls.outputs, cls.kind())
+        self._configured_ports = False
         self.state = CREATED
         self.name = cls.kind()
         self._last_end_ns: int | None = None
@@ -83,19 +85,43 @@ class ComponentHost:
 
     # -- lifecycle -------------------------------------------------------------
 
+    @property
+    def inputs(self) -> tuple:
+        """The input ports (the instance's, once configured)."""
+        return tuple(self._inputs.values())
+
+    @property
+    def outputs(self) -> tuple:
+        """The output ports (the instance's, once configured)."""
+        return tuple(self._outputs.values())
+
     def describe(self) -> lc.Description:
-        return wire.describe_class(type(self.component))
+        if not self._configured_ports:
+            return wire.describe_class(type(self.component))
+        return wire.describe_class(type(self.component), self.inputs, self.outputs)
 
     def configure(self, msg: lc.Configure) -> None:
         self._require(CREATED, "configure")
         name = msg.instance_name or self.name
+        cls = type(self.component)
         given = {p.name: wire.from_parameter_value(p.value) for p in msg.parameters}
-        params = wire.build_parameters(type(self.component).Parameters, given, component=name)
+        params = wire.build_parameters(cls.Parameters, given, component=name, base_dir=self.base_dir)
         self.name = name
         self.component.name = name
         self.component.seed = int(msg.seed)
         self.component.period_ns = int(msg.period_ns)
+        # Ports that depend on the parameters: the class hook first, then whatever
+        # configure sets on the instance.
+        inputs, outputs = self._call("configure", cls.ports_for, params)
+        self.component.inputs = tuple(inputs)
+        self.component.outputs = tuple(outputs)
         self._call("configure", self.component.configure, params)
+        try:
+            self._set_ports(self.component.inputs, self.component.outputs, name)
+        except PortError:
+            self.state = FAILED
+            raise
+        self._configured_ports = True
         self.state = CONFIGURED
 
     def initialize(self, start_time_ns: int) -> list[Output]:
@@ -173,6 +199,14 @@ class ComponentHost:
         return inputs
 
     # -- internals -------------------------------------------------------------
+
+    def _set_ports(self, inputs: Any, outputs: Any, who: str) -> None:
+        inputs, outputs = tuple(inputs), tuple(outputs)
+        wire.check_unique_ports(inputs, "input", who)
+        wire.check_unique_ports(outputs, "output", who)
+        self._inputs = {p.name: p for p in inputs}
+        self._outputs = {p.name: p for p in outputs}
+        self._seq: dict[str, int] = {p.name: 0 for p in outputs}
 
     def require(self, state: int, call: str) -> None:
         """Raise LifecycleError unless the host is in ``state`` (for ``call``)."""

@@ -81,12 +81,14 @@ class Server:
         once: bool = False,
         context: zmq.Context | None = None,
         socket_setup: Callable[[zmq.Socket], None] | None = None,
+        base_dir: str | None = None,
     ) -> None:
         if (factory is None) == (components is None):
             raise ValueError("give either one factory or a dict of named components")
         # One component: key "" (requests need not name it). A group: by instance name.
         self.factories = components if components is not None else {"": factory}
         self.group = components is not None
+        self.base_dir = base_dir
         self.endpoint = endpoint
         self.once = once
         self.ctx = context or zmq.Context.instance()
@@ -115,7 +117,9 @@ class Server:
         return "group(" + ",".join(self.hosts) + ")"
 
     def _new_session(self) -> None:
-        self.hosts = {key: ComponentHost(f()) for key, f in self.factories.items()}
+        self.hosts = {
+            key: ComponentHost(f(), base_dir=self.base_dir) for key, f in self.factories.items()
+        }
         self.peer: bytes | None = None
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
         self.last_heard = time.monotonic()
@@ -343,7 +347,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="host a group: one component instance per flag (instead of ENTRY)")
     parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
     parser.add_argument("--once", action="store_true", help="exit after one session")
-    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries")
+    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
     args = parser.parse_args(argv)
@@ -375,7 +379,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        server = Server(cls, args.bind, components=components, once=args.once)
+        server = Server(cls, args.bind, components=components, once=args.once,
+                        base_dir=args.base_dir)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

@@ -12,6 +12,7 @@ import json
 import math
 import typing
 from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from google.protobuf import descriptor_pb2, message_factory
@@ -101,6 +102,8 @@ _SCALAR_TYPES = {
 
 
 def _parameter_type(annotation: Any) -> int:
+    if annotation is Path:
+        return lc.PARAMETER_TYPE_STRING
     if annotation in _SCALAR_TYPES:
         return _SCALAR_TYPES[annotation]
     origin = typing.get_origin(annotation)
@@ -126,6 +129,8 @@ def to_parameter_value(value: Any) -> lc.ParameterValue:
         return lc.ParameterValue(double_value=value)
     if isinstance(value, str):
         return lc.ParameterValue(string_value=value)
+    if isinstance(value, Path):
+        return lc.ParameterValue(string_value=str(value))
     if isinstance(value, (list, tuple)):
         if value and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in value):
             return lc.ParameterValue(double_array=lc.DoubleArray(values=[float(v) for v in value]))
@@ -147,9 +152,27 @@ def from_parameter_value(pv: lc.ParameterValue) -> Any:
     return getattr(pv, kind)
 
 
-def coerce_parameter(name: str, annotation: Any, value: Any) -> Any:
+def coerce_parameter(
+    name: str, annotation: Any, value: Any, base_dir: str | Path | None = None
+) -> Any:
     """Convert a raw value to the declared type of parameter ``name``, or raise
-    ParameterError saying what was expected."""
+    ParameterError saying what was expected.
+
+    A parameter annotated ``pathlib.Path`` is a file path: a relative path is taken
+    from ``base_dir`` (the rig file's folder, or ``moonpool serve --base-dir``).
+    """
+    if annotation is Path:
+        if isinstance(value, Path):
+            value = str(value)
+        if not isinstance(value, str) or not value:
+            raise ParameterError(
+                f"parameter '{name}' expects a file path (a string), got {value!r}",
+                fix=f"set {name} to a path, relative to the rig file's folder",
+            )
+        path = Path(value).expanduser()
+        if not path.is_absolute() and base_dir is not None:
+            path = Path(base_dir) / path
+        return path
     ptype = _parameter_type(annotation)
     bad = ParameterError(
         f"parameter '{name}' expects {_type_word(ptype)}, got {value!r}",
@@ -204,9 +227,13 @@ def _type_word(ptype: int) -> str:
 
 
 def build_parameters(
-    params_cls: type, given: Mapping[str, Any], component: str = ""
+    params_cls: type,
+    given: Mapping[str, Any],
+    component: str = "",
+    base_dir: str | Path | None = None,
 ) -> Any:
-    """Validate ``given`` against the Parameters dataclass; report every problem at once."""
+    """Validate ``given`` against the Parameters dataclass; report every problem at once.
+    Relative ``Path`` parameters are taken from ``base_dir`` (see coerce_parameter)."""
     fields = {f.name: f for f in dataclasses.fields(params_cls)}
     types = _field_types(params_cls)
     problems: list[str] = []
@@ -219,7 +246,9 @@ def build_parameters(
     for name, f in fields.items():
         if name in given:
             try:
-                values[name] = coerce_parameter(name, types.get(name, Any), given[name])
+                values[name] = coerce_parameter(
+                    name, types.get(name, Any), given[name], base_dir
+                )
             except ParameterError as exc:
                 problems.append(exc.message)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -257,15 +286,22 @@ def _port_spec(port: Port, direction: int) -> lc.PortSpec:
     )
 
 
-def describe_class(cls: type[Component]) -> lc.Description:
-    """The Description of a component class (its ports and parameters)."""
+def describe_class(
+    cls: type[Component],
+    inputs: Sequence[Port] | None = None,
+    outputs: Sequence[Port] | None = None,
+) -> lc.Description:
+    """The Description of a component class (its ports and parameters); ``inputs`` /
+    ``outputs`` replace the class's ports (a configured instance's ports)."""
+    inputs = tuple(cls.inputs if inputs is None else inputs)
+    outputs = tuple(cls.outputs if outputs is None else outputs)
     desc = lc.Description(
         kind=cls.kind(),
         description=(cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "),
         protocol_version=PROTOCOL_VERSION,
     )
-    desc.inputs.extend(_port_spec(p, lc.PORT_DIRECTION_INPUT) for p in cls.inputs)
-    desc.outputs.extend(_port_spec(p, lc.PORT_DIRECTION_OUTPUT) for p in cls.outputs)
+    desc.inputs.extend(_port_spec(p, lc.PORT_DIRECTION_INPUT) for p in inputs)
+    desc.outputs.extend(_port_spec(p, lc.PORT_DIRECTION_OUTPUT) for p in outputs)
     types = _field_types(cls.Parameters)
     for f in dataclasses.fields(cls.Parameters):
         spec = lc.ParameterSpec(
@@ -276,12 +312,14 @@ def describe_class(cls: type[Component]) -> lc.Description:
         )
         if f.default is not dataclasses.MISSING:
             spec.default_value.CopyFrom(to_parameter_value(f.default))
+        elif f.default_factory is not dataclasses.MISSING:
+            spec.default_value.CopyFrom(to_parameter_value(f.default_factory()))
         else:
             spec.required = True
         desc.parameters.append(spec)
     extra = [
         p.type.DESCRIPTOR
-        for p in (*cls.inputs, *cls.outputs)
+        for p in (*inputs, *outputs)
         if not p.type_name.startswith("moonpool.v1.")
     ]
     if extra:

@@ -3,8 +3,9 @@
 Call order::
 
     execution = Execution(rig, adapters, observer)
-    execution.setup()        describe every component, check the wiring, configure,
-                             initialize (initial outputs are visible at t = 0)
+    execution.setup()        configure every component, describe it (its configured
+                             ports), check the wiring, initialize (initial outputs
+                             are visible at t = 0)
     execution.run(progress)  step until rig.run.until_ns
     execution.shutdown(ok)   terminate (when ok) and close every adapter; collect metrics
 
@@ -130,8 +131,8 @@ class Execution:
     # -- setup -------------------------------------------------------------------
 
     def setup(self) -> None:
-        descriptions = {s.name: s.adapter.describe() for s in self.slots}
-        self._wire(descriptions)
+        # Configure first: a component's ports may depend on its parameters (an FMU's
+        # come from its mapping), and Describe after Configure gives the configured ones.
         for s in self.slots:
             cfg = self.rig.component(s.name)
             msg = lc.Configure(
@@ -143,6 +144,8 @@ class Execution:
             for key, value in cfg.parameters.items():
                 msg.parameters.add(name=key, value=wire.to_parameter_value(value))
             s.adapter.configure(msg)
+        descriptions = {s.name: s.adapter.describe() for s in self.slots}
+        self._wire(descriptions)
         for a in self._remote:
             a.idle = self._idle
         for s in self.slots:

@@ -81,6 +81,7 @@ COMPONENT_KEYS = (
     "step_timeout",
     "setup_timeout",
     "parameters",
+    "profile",
 )
 CONNECTION_KEYS = ("from", "to", "delay")
 PLOT_KEYS = ("title", "series", "ylabel")
@@ -810,6 +811,8 @@ def _component(
         )
         parameters = {}
     group = _group(report, key, spec, placement)
+    if "profile" in spec:
+        parameters = _profile(report, f"{key}.profile", spec["profile"], base_dir, parameters)
     if mode is not None:
         group = ""  # --mode: every component on its own (in-process, or one process each)
         if placement == "remote" and not entry:
@@ -852,6 +855,42 @@ def _group(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -
         )
         return ""
     return group
+
+
+def _profile(
+    report: _Report, key: str, value: Any, base_dir: Path, parameters: dict[str, Any]
+) -> dict[str, Any]:
+    """``profile = "FILE.toml"``: the file's tables become the parameter ``profile``.
+
+    A vehicle profile (fmus/hydrodynamics/profiles/) is TOML, and only this module
+    parses TOML, so the rig loader reads it and hands the component its content as a
+    table parameter named ``profile`` (components cannot read TOML themselves).
+    """
+    if not isinstance(value, str) or not value.strip():
+        report.add(key, f"expected the path of a profile .toml file, got {_a(value)} {value!r}")
+        return parameters
+    if "profile" in parameters:
+        report.add(
+            key,
+            "the profile key and parameters.profile both set the parameter 'profile'; "
+            "remove one of them",
+        )
+        return parameters
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = "does not exist" if isinstance(exc, FileNotFoundError) else f"cannot be read: {exc}"
+        report.add(key, f"profile '{value}' {reason}; give a path relative to the rig file's folder")
+        return parameters
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        report.add(key, f"profile '{value}' is not valid TOML: {exc}")
+        return parameters
+    return {**parameters, "profile": data}
 
 
 def _entry(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -> str:
@@ -1090,7 +1129,14 @@ def _deep_check(
     classes = _load_classes(rig, report)
     for comp in rig.components:
         if comp.name in classes:
-            _check_parameters(report, comp, classes[comp.name].cls)
+            params = _check_parameters(report, comp, classes[comp.name].cls)
+            ports = _ports(report, comp, classes[comp.name], params)
+            if ports is None:
+                del classes[comp.name]  # its ports are unknown: skip checks that need them
+            else:
+                classes[comp.name] = dataclasses.replace(
+                    classes[comp.name], inputs=ports[0], outputs=ports[1]
+                )
     for conn, key in zip(rig.connections, connection_keys):
         _check_connection(report, conn, key, classes)
     _inputs_connected_twice(report, rig.connections, connection_keys)
@@ -1105,6 +1151,8 @@ class _Loaded:
 
     entry: str
     cls: type[Component]
+    inputs: tuple[Port, ...] = ()
+    outputs: tuple[Port, ...] = ()
 
 
 def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
@@ -1117,7 +1165,8 @@ def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
         if not comp.entry:
             continue
         try:
-            classes[comp.name] = _Loaded(comp.entry, load_entry(comp.entry, base_dir=comp.base_dir))
+            cls = load_entry(comp.entry, base_dir=comp.base_dir)
+            classes[comp.name] = _Loaded(comp.entry, cls, tuple(cls.inputs), tuple(cls.outputs))
         except Exception as exc:  # EntryError, or anything a module raises on getattr
             if comp.placement == "remote":
                 continue
@@ -1132,8 +1181,9 @@ def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
 # -- parameters
 
 
-def _check_parameters(report: _Report, comp: ComponentConfig, cls: type[Component]) -> None:
-    """Each given parameter known and of the declared type; each required one given."""
+def _check_parameters(report: _Report, comp: ComponentConfig, cls: type[Component]) -> Any:
+    """Each given parameter known and of the declared type; each required one given.
+    Returns the Parameters instance, or None when there was a problem."""
     key = f"components.{comp.name}.parameters"
     params_cls = cls.Parameters
     fields = {f.name: f for f in dataclasses.fields(params_cls)}
@@ -1152,7 +1202,9 @@ def _check_parameters(report: _Report, comp: ComponentConfig, cls: type[Componen
     for name, f in fields.items():
         if name in comp.parameters:
             try:
-                values[name] = coerce_parameter(name, types.get(name, Any), comp.parameters[name])
+                values[name] = coerce_parameter(
+                    name, types.get(name, Any), comp.parameters[name], comp.base_dir
+                )
             except ParameterError as exc:
                 ok = False
                 report.add(f"{key}.{name}", f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
@@ -1160,7 +1212,8 @@ def _check_parameters(report: _Report, comp: ComponentConfig, cls: type[Componen
             ok = False
             report.add(key, _missing_parameter(comp.name, f))
     if ok:
-        _construct(report, key, params_cls, values)
+        return _construct(report, key, params_cls, values)
+    return None
 
 
 def _type_hints(params_cls: type) -> dict[str, Any]:
@@ -1180,13 +1233,42 @@ def _missing_parameter(component: str, f: dataclasses.Field) -> str:
     )
 
 
-def _construct(report: _Report, key: str, params_cls: type, values: Mapping[str, Any]) -> None:
+def _construct(report: _Report, key: str, params_cls: type, values: Mapping[str, Any]) -> Any:
     """Build the Parameters instance, so its own checks (``__post_init__``) run too."""
     try:
-        params_cls(**values)
+        return params_cls(**values)
     except (TypeError, ValueError, ParameterError) as exc:
         message = exc.message if isinstance(exc, ParameterError) else str(exc)
         report.add(key, f"{message}; check the parameter values")
+        return None
+
+
+def _ports(
+    report: _Report, comp: ComponentConfig, loaded: _Loaded, params: Any
+) -> tuple[tuple[Port, ...], tuple[Port, ...]] | None:
+    """The component's ports for its parameters (``Component.ports_for``), or None.
+
+    None when the parameters are bad (already reported) or ``ports_for`` refuses
+    them (reported here, except for a remote component, whose files may exist only
+    where it is served).
+    """
+    cls = loaded.cls
+    if cls.ports_for.__func__ is Component.ports_for.__func__:  # type: ignore[attr-defined]
+        return tuple(cls.inputs), tuple(cls.outputs)
+    if params is None:
+        return None
+    key = f"components.{comp.name}.parameters"
+    try:
+        inputs, outputs = cls.ports_for(params)
+    except ParameterError as exc:
+        if comp.placement != "remote":
+            report.add(key, f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
+        return None
+    except Exception as exc:  # noqa: BLE001 - a component's own bug, reported not raised
+        if comp.placement != "remote":
+            report.add(key, f"{comp.entry}.ports_for failed: {type(exc).__name__}: {exc}")
+        return None
+    return tuple(inputs), tuple(outputs)
 
 
 # -- connections and plots
@@ -1230,12 +1312,13 @@ def _find_port(
 
     ``wrong_way`` is the advice given when ``port`` exists in the other direction.
     """
-    cls = loaded.cls
-    ports = cls.outputs if direction == "output" else cls.inputs
+    ports = loaded.outputs if direction == "output" else loaded.inputs
     for p in ports:
         if p.name == port:
             return p
-    other, other_dir = (cls.inputs, "input") if direction == "output" else (cls.outputs, "output")
+    other, other_dir = (
+        (loaded.inputs, "input") if direction == "output" else (loaded.outputs, "output")
+    )
     names = [p.name for p in ports]
     if port in [p.name for p in other]:
         hint = f"; '{port}' is an {other_dir} port ({wrong_way})"

@@ -97,7 +97,9 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
             )
             if c.placement == "inproc":
                 cls = load_entry(c.entry, c.base_dir)
-                adapters[c.name] = InProcessAdapter(c.name, cls(), step_timeout_ns=c.step_timeout_ns)
+                adapters[c.name] = InProcessAdapter(
+                    c.name, cls(), step_timeout_ns=c.step_timeout_ns, base_dir=c.base_dir
+                )
             elif c.placement == "process" and c.group:
                 group = groups.get(c.group)
                 if group is None:

@@ -2,8 +2,8 @@
 
 Call order (one execution; the execution never deviates from it)::
 
-    describe()                         -> Description (ports, parameters)
     configure(Configure)
+    describe()                         -> Description (the configured ports, parameters)
     initialize(start_time_ns)          -> initial samples (visible at the start time)
     ( start_step(t, dt, inputs)        send / begin (or queue) the step
       flush()                          send what was queued (process groups)

@@ -59,9 +59,11 @@ def to_samples(outputs: list[Output]) -> list[Sample]:
 class InProcessAdapter(Adapter):
     placement = "inproc"
 
-    def __init__(self, name: str, component: Component, *, step_timeout_ns: int) -> None:
+    def __init__(
+        self, name: str, component: Component, *, step_timeout_ns: int, base_dir: Any = None
+    ) -> None:
         super().__init__(name)
-        self.host = ComponentHost(component)
+        self.host = ComponentHost(component, base_dir=base_dir)
         self.step_timeout_s = step_timeout_ns * 1e-9
         self._pending: tuple[int, int, dict[str, Any]] | None = None
         self._queued = {p.name for p in type(component).inputs if p.queued}
@@ -73,6 +75,7 @@ class InProcessAdapter(Adapter):
 
     def configure(self, msg: lc.Configure) -> None:
         self.host.configure(msg)
+        self._queued = {p.name for p in self.host.inputs if p.queued}
 
     def initialize(self, start_time_ns: int) -> list[Sample]:
         return to_samples(self.host.initialize(start_time_ns))

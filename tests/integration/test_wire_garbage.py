@@ -204,4 +204,4 @@ def test_orchestrator_fails_cleanly_when_only_garbage_comes_back(tmp_path):
     result = _run(tmp_path, server, timeout="1s")
     assert time.monotonic() - t0 < 10
     assert result.summary["status"] == "failed"
-    assert "rogue" in result.summary["error"] and "no answer to describe" in result.summary["error"]
+    assert "rogue" in result.summary["error"] and "no answer to configure" in result.summary["error"]
