@@ -54,15 +54,18 @@ _STATE_NAMES = {
 }
 
 
-@dataclass(frozen=True)
 class Output:
     """One produced message: port, the message, its serialization, optional attachment."""
 
-    port: str
-    type_name: str
-    message: Message
-    payload: bytes
-    attachment: Any = None
+    __slots__ = ("port", "type_name", "message", "payload", "attachment")
+
+    def __init__(self, port: str, type_name: str, message: Message, payload: bytes,
+                 attachment: Any = None) -> None:
+        self.port = port
+        self.type_name = type_name
+        self.message = message
+        self.payload = payload
+        self.attachment = attachment
 
 
 class ComponentHost:
@@ -133,7 +136,8 @@ class ComponentHost:
         return outputs
 
     def step(self, t_ns: int, dt_ns: int, inputs: Mapping[str, Any]) -> list[Output]:
-        self._require(INITIALIZED, "step")
+        if self.state != INITIALIZED:
+            self._require(INITIALIZED, "step")
         if dt_ns <= 0:
             raise LifecycleError(
                 f"step size must be positive, got {dt_ns} ns", component=self.name,
@@ -207,6 +211,11 @@ class ComponentHost:
         self._inputs = {p.name: p for p in inputs}
         self._outputs = {p.name: p for p in outputs}
         self._seq: dict[str, int] = {p.name: 0 for p in outputs}
+        # (name, class, type name, has a header) per output, for the hot path.
+        self._output_table = [
+            (p.name, p.type, p.type_name, "header" in p.type.DESCRIPTOR.fields_by_name)
+            for p in outputs
+        ]
 
     def require(self, state: int, call: str) -> None:
         """Raise LifecycleError unless the host is in ``state`` (for ``call``)."""
@@ -240,39 +249,45 @@ class ComponentHost:
     def _collect(self, result: Any, what: str) -> list[Output]:
         if result is None:
             return []
-        if not isinstance(result, Mapping):
+        if type(result) is not dict and not isinstance(result, Mapping):
             self.state = FAILED
             raise PortError(
                 f"{what} returned {type(result).__name__}, expected a mapping port -> message",
                 component=self.name,
             )
         outputs = []
+        seq = self._seq
+        found = 0
         # Declared order, so recordings and digests do not depend on dict order.
-        for name, port in self._outputs.items():
-            if name not in result:
-                continue
-            value = result[name]
+        for name, cls, type_name, has_header in self._output_table:
+            value = result.get(name)
             if value is None:
+                if name in result:
+                    found += 1
                 continue
+            found += 1
             attachment = None
-            if isinstance(value, Attached):
-                value, attachment = value.message, value.data
-            if not isinstance(value, port.type):
-                self.state = FAILED
-                raise PortError(
-                    f"output '{name}' must be {port.type_name}, got {type(value).__name__}",
-                    component=self.name,
-                )
-            if value.DESCRIPTOR.fields_by_name.get("header") is not None:
-                value.header.source = self.name
-                value.header.seq = self._seq[name]
-            self._seq[name] += 1
-            outputs.append(Output(name, port.type_name, value, wire.serialize(value), attachment))
-        unknown = set(result) - set(self._outputs)
-        if unknown:
+            if type(value) is not cls:
+                if isinstance(value, Attached):
+                    value, attachment = value.message, value.data
+                if not isinstance(value, cls):
+                    self.state = FAILED
+                    raise PortError(
+                        f"output '{name}' must be {type_name}, got {type(value).__name__}",
+                        component=self.name,
+                    )
+            if has_header:
+                header = value.header
+                header.source = self.name
+                header.seq = seq[name]
+            seq[name] += 1
+            outputs.append(Output(name, type_name, value,
+                                  value.SerializeToString(deterministic=True), attachment))
+        if found != len(result):
+            unknown = set(result) - set(self._outputs)
             self.state = FAILED
             raise PortError(
-                f"{what} returned unknown output port(s) {sorted(unknown)}",
+                f"{what} returned unknown output port(s) {sorted(map(str, unknown))}",
                 component=self.name, fix=f"outputs are {sorted(self._outputs)}",
             )
         return outputs
