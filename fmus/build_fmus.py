@@ -1,4 +1,5 @@
-"""Build the FMUs moonpool ships (FMI 3.0 and FMI 2.0 co-simulation) from C.
+"""Build the FMUs moonpool ships (FMI 3.0 and FMI 2.0, each with co-simulation and
+model exchange) from C.
 
 One table, ``VARIABLES`` below, is the single source of the FMU interface: it
 generates both modelDescription.xml files and the C header ``variables.h`` that maps
@@ -33,11 +34,12 @@ C_HEADERS = ["model.h", "fmu_common.h", "variables.h"]
 
 # ---------------------------------------------------------------------------
 # The interface table: (name, type, causality, variability, start, unit, C field, description)
-# type: Float64 | Int32 | Boolean; causality: independent | parameter | input | output;
+# type: Float64 | Int32 | Boolean; causality: independent | parameter | input | output | local;
 # variability for parameters: fixed | tunable. Value references are the row index.
+# New rows go at the end so that existing value references stay stable.
 # C fields are relative to the FMU snapshot ``s`` (see fmu_common.h).
 # ---------------------------------------------------------------------------
-P, IN, OUT = "parameter", "input", "output"
+P, IN, OUT, LOC = "parameter", "input", "output", "local"
 FIX, TUN, CONT = "fixed", "tunable", "continuous"
 
 
@@ -128,15 +130,36 @@ def _vars():
             ("rho", "kg/m3", "local water density at the vehicle depth")]
     for i, (n, unit, desc) in enumerate(outs):
         v.append((n, "Float64", OUT, CONT, None, unit, f"out[{i}]", desc))
+    # Derivatives of the continuous states that are not outputs already (model exchange).
+    for i, (n, unit, desc) in enumerate([
+            ("n", "m/s", "north velocity (NED)"), ("e", "m/s", "east velocity (NED)"),
+            ("d", "m/s", "down velocity (NED)"), ("qw", "1/s", "quaternion rate w"),
+            ("qx", "1/s", "quaternion rate x"), ("qy", "1/s", "quaternion rate y"),
+            ("qz", "1/s", "quaternion rate z")]):
+        v.append((f"der({n})", "Float64", LOC, CONT, None, unit, f"m.xdot[{i}]",
+                  f"state derivative: {desc}"))
     return v
 
 
 VARIABLES = _vars()
 N_OUTPUTS = sum(1 for v in VARIABLES if v[2] == OUT)
 
+# The continuous states for model exchange, in the order of the state vector
+# (= HydroModel.x), each with the variable holding its derivative. The states are
+# outputs; du..dr (outputs) are the derivatives of u..r.
+STATES = [("n", "der(n)"), ("e", "der(e)"), ("d", "der(d)"), ("qw", "der(qw)"),
+          ("qx", "der(qx)"), ("qy", "der(qy)"), ("qz", "der(qz)"), ("u", "du"), ("v", "dv"),
+          ("w", "dw"), ("p", "dp"), ("q", "dq"), ("r", "dr")]
+_VR = {v[0]: i for i, v in enumerate(VARIABLES)}
+DERIVATIVE_OF = {der: _VR[state] for state, der in STATES}  # derivative name -> state vr
+# fmu_common.c fills out[0..6] from x[0..6] and out[10..15] from x[7..12]: the state
+# variables must be exactly those outputs, in that order.
+assert [VARIABLES[_VR[st]][6] for st, _d in STATES] == \
+    [f"out[{i}]" for i in [*range(7), *range(10, 16)]]
+
 # name -> (base-unit exponents, factor)
 UNITS = {
-    "s": ({"s": 1}, 1), "m": ({"m": 1}, 1), "m/s": ({"m": 1, "s": -1}, 1),
+    "s": ({"s": 1}, 1), "1/s": ({"s": -1}, 1), "m": ({"m": 1}, 1), "m/s": ({"m": 1, "s": -1}, 1),
     "m/s2": ({"m": 1, "s": -2}, 1), "rad": ({"rad": 1}, 1), "rad/s": ({"rad": 1, "s": -1}, 1),
     "rad/s2": ({"rad": 1, "s": -2}, 1), "deg": ({"rad": 1}, 0.017453292519943295),
     "kg": ({"kg": 1}, 1), "kg.m2": ({"kg": 1, "m": 2}, 1), "m3": ({"m": 3}, 1),
@@ -149,7 +172,7 @@ UNITS = {
 
 def token() -> str:
     """Instantiation token / GUID: a hash of the interface table."""
-    h = hashlib.sha256(repr(VARIABLES).encode()).hexdigest()
+    h = hashlib.sha256(repr((VARIABLES, STATES)).encode()).hexdigest()
     return "{" + str(uuid.UUID(h[:32])) + "}"
 
 
@@ -178,11 +201,20 @@ DESCRIPTION = ("6-DOF Fossen model of an underwater vehicle (NED/FRD, quaternion
                "added mass, linear+quadratic damping, restoring forces, ocean current)")
 
 
+def _initial_unknowns() -> list[int]:
+    """Value references of the initial unknowns, ascending: every output and every state
+    derivative (all have initial = "calculated")."""
+    ders = {_VR[der] for _s, der in STATES}
+    return [vr for vr, v in enumerate(VARIABLES) if v[2] == OUT or vr in ders]
+
+
 def model_description_fmi3() -> str:
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
            f'<fmiModelDescription fmiVersion="3.0" modelName="{MODEL}" '
            f'instantiationToken="{token()}" description="{escape(DESCRIPTION)}" '
            'generationTool="moonpool fmus/build_fmus.py" variableNamingConvention="flat">',
+           f'  <ModelExchange modelIdentifier="{MODEL}" needsCompletedIntegratorStep="true" '
+           'canGetAndSetFMUState="true" canSerializeFMUState="true"/>',
            f'  <CoSimulation modelIdentifier="{MODEL}" canHandleVariableCommunicationStepSize="true" '
            'canGetAndSetFMUState="true" canSerializeFMUState="true" '
            'providesIntermediateUpdate="false" hasEventMode="false"/>',
@@ -198,15 +230,18 @@ def model_description_fmi3() -> str:
             a += f' unit="{escape(unit)}"'
         if start is not None:
             a += f' start="{_fmt(start, typ, True)}"'
+        if name in DERIVATIVE_OF:
+            a += f' derivative="{DERIVATIVE_OF[name]}"'
         out.append(f"    <{typ} {a}/>")
     out.append("  </ModelVariables>")
     out.append("  <ModelStructure>")
     for vr, v in enumerate(VARIABLES):
         if v[2] == OUT:
             out.append(f'    <Output valueReference="{vr}"/>')
-    for vr, v in enumerate(VARIABLES):
-        if v[2] == OUT:
-            out.append(f'    <InitialUnknown valueReference="{vr}"/>')
+    for _state, der in STATES:
+        out.append(f'    <ContinuousStateDerivative valueReference="{_VR[der]}"/>')
+    for vr in _initial_unknowns():
+        out.append(f'    <InitialUnknown valueReference="{vr}"/>')
     out += ["  </ModelStructure>", "</fmiModelDescription>", ""]
     return "\n".join(out)
 
@@ -217,6 +252,8 @@ def model_description_fmi2() -> str:
            f'<fmiModelDescription fmiVersion="2.0" modelName="{MODEL}" guid="{token()}" '
            f'description="{escape(DESCRIPTION)}" generationTool="moonpool fmus/build_fmus.py" '
            'variableNamingConvention="flat" numberOfEventIndicators="0">',
+           f'  <ModelExchange modelIdentifier="{MODEL}" completedIntegratorStepNotNeeded="false" '
+           'canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>',
            f'  <CoSimulation modelIdentifier="{MODEL}" canHandleVariableCommunicationStepSize="true" '
            'canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>',
            _units_xml(),
@@ -232,6 +269,8 @@ def model_description_fmi2() -> str:
             inner += f' unit="{escape(unit)}"'
         if start is not None:
             inner += f' start="{_fmt(start, typ, False)}"'
+        if name in DERIVATIVE_OF:
+            inner += f' derivative="{DERIVATIVE_OF[name] + 1}"'
         out.append(f"    <ScalarVariable {a}><{types2[typ]}{inner}/></ScalarVariable>"
                    f"  <!-- index {vr + 1} -->")
     out.append("  </ModelVariables>")
@@ -241,10 +280,13 @@ def model_description_fmi2() -> str:
         if v[2] == OUT:
             out.append(f'      <Unknown index="{vr + 1}"/>')
     out.append("    </Outputs>")
+    out.append("    <Derivatives>")
+    for _state, der in STATES:
+        out.append(f'      <Unknown index="{_VR[der] + 1}"/>')
+    out.append("    </Derivatives>")
     out.append("    <InitialUnknowns>")
-    for vr, v in enumerate(VARIABLES):
-        if v[2] == OUT:
-            out.append(f'      <Unknown index="{vr + 1}"/>')
+    for vr in _initial_unknowns():
+        out.append(f'      <Unknown index="{vr + 1}"/>')
     out.append("    </InitialUnknowns>")
     out += ["  </ModelStructure>", "</fmiModelDescription>", ""]
     return "\n".join(out)
@@ -253,7 +295,8 @@ def model_description_fmi2() -> str:
 def variables_header() -> str:
     """C accessors value reference -> field of the FMU snapshot."""
     kinds = {("independent", CONT): "HYDRO_INDEPENDENT", (P, FIX): "HYDRO_FIXED",
-             (P, TUN): "HYDRO_TUNABLE", (IN, CONT): "HYDRO_INPUT", (OUT, CONT): "HYDRO_OUTPUT"}
+             (P, TUN): "HYDRO_TUNABLE", (IN, CONT): "HYDRO_INPUT", (OUT, CONT): "HYDRO_OUTPUT",
+             (LOC, CONT): "HYDRO_LOCAL"}
     ctype = {"Float64": "double", "Int32": "int", "Boolean": "int"}
     fn = {"Float64": "hydro_vr_float64", "Int32": "hydro_vr_int32", "Boolean": "hydro_vr_boolean"}
     lines = ["/* GENERATED by fmus/build_fmus.py from its VARIABLES table. Do not edit. */",
@@ -261,7 +304,8 @@ def variables_header() -> str:
              '#include "fmu_common.h"', "",
              f'#define HYDRO_TOKEN "{token()}"',
              f"#define HYDRO_N_VARIABLES {len(VARIABLES)}",
-             f"#define HYDRO_N_OUTPUTS {N_OUTPUTS}", ""]
+             f"#define HYDRO_N_OUTPUTS {N_OUTPUTS}",
+             f"#define HYDRO_N_STATES {len(STATES)}", ""]
     lines.append("static const char *const hydro_vr_names[HYDRO_N_VARIABLES] = {")
     lines += [f'    "{v[0]}",' for v in VARIABLES]
     lines += ["};", ""]

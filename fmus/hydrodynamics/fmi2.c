@@ -1,4 +1,4 @@
-/* FMI 2.0 co-simulation wrapper of the hydrodynamics model (see fmu_common.h). */
+/* FMI 2.0 wrapper (co-simulation and model exchange) of the hydrodynamics model (see fmu_common.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,11 +57,12 @@ fmi2Component fmi2Instantiate(fmi2String instanceName, fmi2Type fmuType, fmi2Str
     if (functions) c->cb = *functions;
     hydro_instance_init(&c->h, instanceName, log_adapter, c);
     c->h.logging_on = loggingOn ? 1 : 0;
-    if (fmuType != fmi2CoSimulation) {
-        hydro_log(&c->h, HYDRO_ERROR, "this FMU supports co-simulation only");
+    if (fmuType != fmi2CoSimulation && fmuType != fmi2ModelExchange) {
+        hydro_log(&c->h, HYDRO_ERROR, "unknown fmuType %d", (int)fmuType);
         free(c);
         return NULL;
     }
+    c->h.s.model_exchange = fmuType == fmi2ModelExchange;
     if (fmuGUID && strcmp(fmuGUID, hydro_token()) != 0) {
         hydro_log(&c->h, HYDRO_ERROR, "GUID %s does not match this binary (%s)", fmuGUID, hydro_token());
         free(c);
@@ -214,59 +215,62 @@ fmi2Status fmi2GetDirectionalDerivative(fmi2Component c, const fmi2ValueReferenc
     return unsupported(c, "fmi2GetDirectionalDerivative");
 }
 
-/* ---- model exchange (not provided: co-simulation only) -------------------- */
+/* ---- model exchange ------------------------------------------------------ */
 
-fmi2Status fmi2EnterEventMode(fmi2Component c) { return unsupported(c, "fmi2EnterEventMode"); }
+fmi2Status fmi2EnterEventMode(fmi2Component c) { return (fmi2Status)hydro_me_enter_event_mode(H); }
 
+/* No discrete states, no time or state events. */
 fmi2Status fmi2NewDiscreteStates(fmi2Component c, fmi2EventInfo *fmi2eventInfo)
 {
-    (void)fmi2eventInfo;
-    return unsupported(c, "fmi2NewDiscreteStates");
+    const int st = hydro_me_update_discrete_states(H);
+    if (fmi2eventInfo) {
+        fmi2eventInfo->newDiscreteStatesNeeded = fmi2False;
+        fmi2eventInfo->terminateSimulation = fmi2False;
+        fmi2eventInfo->nominalsOfContinuousStatesChanged = fmi2False;
+        fmi2eventInfo->valuesOfContinuousStatesChanged = fmi2False;
+        fmi2eventInfo->nextEventTimeDefined = fmi2False;
+        fmi2eventInfo->nextEventTime = 0.0;
+    }
+    return (fmi2Status)st;
 }
 
-fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) { return unsupported(c, "fmi2EnterContinuousTimeMode"); }
+fmi2Status fmi2EnterContinuousTimeMode(fmi2Component c) { return (fmi2Status)hydro_me_enter_continuous_mode(H); }
 
 fmi2Status fmi2CompletedIntegratorStep(fmi2Component c, fmi2Boolean noSetFMUStatePriorToCurrentPoint,
                                        fmi2Boolean *enterEventMode, fmi2Boolean *terminateSimulation)
 {
-    (void)noSetFMUStatePriorToCurrentPoint; (void)enterEventMode; (void)terminateSimulation;
-    return unsupported(c, "fmi2CompletedIntegratorStep");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    const int st = hydro_me_completed_step(H);
+    if (enterEventMode) *enterEventMode = fmi2False;
+    if (terminateSimulation) *terminateSimulation = fmi2False;
+    return (fmi2Status)st;
 }
 
-fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time)
-{
-    (void)time;
-    return unsupported(c, "fmi2SetTime");
-}
+fmi2Status fmi2SetTime(fmi2Component c, fmi2Real time) { return (fmi2Status)hydro_me_set_time(H, time); }
 
 fmi2Status fmi2SetContinuousStates(fmi2Component c, const fmi2Real x[], size_t nx)
 {
-    (void)x; (void)nx;
-    return unsupported(c, "fmi2SetContinuousStates");
+    return (fmi2Status)hydro_me_set_states(H, x, nx);
 }
 
 fmi2Status fmi2GetDerivatives(fmi2Component c, fmi2Real derivatives[], size_t nx)
 {
-    (void)derivatives; (void)nx;
-    return unsupported(c, "fmi2GetDerivatives");
+    return (fmi2Status)hydro_me_get_derivatives(H, derivatives, nx);
 }
 
 fmi2Status fmi2GetEventIndicators(fmi2Component c, fmi2Real eventIndicators[], size_t ni)
 {
-    (void)eventIndicators; (void)ni;
-    return unsupported(c, "fmi2GetEventIndicators");
+    return (fmi2Status)hydro_me_get_event_indicators(H, eventIndicators, ni);
 }
 
 fmi2Status fmi2GetContinuousStates(fmi2Component c, fmi2Real x[], size_t nx)
 {
-    (void)x; (void)nx;
-    return unsupported(c, "fmi2GetContinuousStates");
+    return (fmi2Status)hydro_me_get_states(H, x, nx);
 }
 
 fmi2Status fmi2GetNominalsOfContinuousStates(fmi2Component c, fmi2Real x_nominal[], size_t nx)
 {
-    (void)x_nominal; (void)nx;
-    return unsupported(c, "fmi2GetNominalsOfContinuousStates");
+    return (fmi2Status)hydro_me_get_nominals(H, x_nominal, nx);
 }
 
 /* ---- co-simulation ------------------------------------------------------- */

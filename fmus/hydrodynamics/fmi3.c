@@ -1,4 +1,4 @@
-/* FMI 3.0 co-simulation wrapper of the hydrodynamics model (see fmu_common.h). */
+/* FMI 3.0 wrapper (co-simulation and model exchange) of the hydrodynamics model (see fmu_common.h). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,10 +73,21 @@ fmi3Instance fmi3InstantiateModelExchange(fmi3String instanceName, fmi3String in
                                           fmi3Boolean loggingOn, fmi3InstanceEnvironment instanceEnvironment,
                                           fmi3LogMessageCallback logMessage)
 {
-    (void)instanceName; (void)instantiationToken; (void)resourcePath; (void)visible; (void)loggingOn;
-    if (logMessage) logMessage(instanceEnvironment, fmi3Error, "logStatusError",
-                               "this FMU supports co-simulation only");
-    return NULL;
+    (void)resourcePath; (void)visible;
+    Fmi3Instance *c = (Fmi3Instance *)calloc(1, sizeof *c);
+    if (!c) return NULL;
+    c->env = instanceEnvironment;
+    c->log_message = logMessage;
+    hydro_instance_init(&c->h, instanceName, log_adapter, c);
+    c->h.logging_on = loggingOn ? 1 : 0;
+    c->h.s.model_exchange = 1;
+    if (instantiationToken && strcmp(instantiationToken, hydro_token()) != 0) {
+        hydro_log(&c->h, HYDRO_ERROR, "instantiationToken %s does not match this binary (%s)",
+                  instantiationToken, hydro_token());
+        free(c);
+        return NULL;
+    }
+    return c;
 }
 
 fmi3Instance fmi3InstantiateScheduledExecution(fmi3String instanceName, fmi3String instantiationToken,
@@ -90,7 +101,7 @@ fmi3Instance fmi3InstantiateScheduledExecution(fmi3String instanceName, fmi3Stri
     (void)instanceName; (void)instantiationToken; (void)resourcePath; (void)visible; (void)loggingOn;
     (void)clockUpdate; (void)lockPreemption; (void)unlockPreemption;
     if (logMessage) logMessage(instanceEnvironment, fmi3Error, "logStatusError",
-                               "this FMU supports co-simulation only");
+                               "this FMU supports co-simulation and model exchange only");
     return NULL;
 }
 
@@ -109,7 +120,12 @@ fmi3Status fmi3ExitInitializationMode(fmi3Instance instance)
     return (fmi3Status)hydro_exit_initialization(H);
 }
 
-fmi3Status fmi3EnterEventMode(fmi3Instance instance) { return unsupported(instance, "fmi3EnterEventMode"); }
+/* Model exchange only (co-simulation has hasEventMode = false). */
+fmi3Status fmi3EnterEventMode(fmi3Instance instance)
+{
+    if (!H->s.model_exchange) return unsupported(instance, "fmi3EnterEventMode in co-simulation");
+    return (fmi3Status)hydro_me_enter_event_mode(H);
+}
 
 fmi3Status fmi3Terminate(fmi3Instance instance)
 {
@@ -385,60 +401,65 @@ fmi3Status fmi3SetShiftFraction(fmi3Instance instance, const fmi3ValueReference 
 
 fmi3Status fmi3EvaluateDiscreteStates(fmi3Instance instance) { return unsupported(instance, "fmi3EvaluateDiscreteStates"); }
 
+/* ---- model exchange ------------------------------------------------------ */
+
+/* No discrete states, no time or state events. */
 fmi3Status fmi3UpdateDiscreteStates(fmi3Instance instance, fmi3Boolean *discreteStatesNeedUpdate,
                                     fmi3Boolean *terminateSimulation,
                                     fmi3Boolean *nominalsOfContinuousStatesChanged,
                                     fmi3Boolean *valuesOfContinuousStatesChanged,
                                     fmi3Boolean *nextEventTimeDefined, fmi3Float64 *nextEventTime)
 {
-    (void)discreteStatesNeedUpdate; (void)terminateSimulation; (void)nominalsOfContinuousStatesChanged;
-    (void)valuesOfContinuousStatesChanged; (void)nextEventTimeDefined; (void)nextEventTime;
-    return unsupported(instance, "fmi3UpdateDiscreteStates");
+    const int st = hydro_me_update_discrete_states(H);
+    if (discreteStatesNeedUpdate) *discreteStatesNeedUpdate = fmi3False;
+    if (terminateSimulation) *terminateSimulation = fmi3False;
+    if (nominalsOfContinuousStatesChanged) *nominalsOfContinuousStatesChanged = fmi3False;
+    if (valuesOfContinuousStatesChanged) *valuesOfContinuousStatesChanged = fmi3False;
+    if (nextEventTimeDefined) *nextEventTimeDefined = fmi3False;
+    if (nextEventTime) *nextEventTime = 0.0;
+    return (fmi3Status)st;
 }
 
-fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance instance) { return unsupported(instance, "fmi3EnterContinuousTimeMode"); }
+fmi3Status fmi3EnterContinuousTimeMode(fmi3Instance instance)
+{
+    return (fmi3Status)hydro_me_enter_continuous_mode(H);
+}
 
 fmi3Status fmi3CompletedIntegratorStep(fmi3Instance instance, fmi3Boolean noSetFMUStatePriorToCurrentPoint,
                                        fmi3Boolean *enterEventMode, fmi3Boolean *terminateSimulation)
 {
-    (void)noSetFMUStatePriorToCurrentPoint; (void)enterEventMode; (void)terminateSimulation;
-    return unsupported(instance, "fmi3CompletedIntegratorStep");
+    (void)noSetFMUStatePriorToCurrentPoint;
+    const int st = hydro_me_completed_step(H);
+    if (enterEventMode) *enterEventMode = fmi3False;
+    if (terminateSimulation) *terminateSimulation = fmi3False;
+    return (fmi3Status)st;
 }
 
-fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time)
-{
-    (void)time;
-    return unsupported(instance, "fmi3SetTime");
-}
+fmi3Status fmi3SetTime(fmi3Instance instance, fmi3Float64 time) { return (fmi3Status)hydro_me_set_time(H, time); }
 
 fmi3Status fmi3SetContinuousStates(fmi3Instance instance, const fmi3Float64 x[], size_t nx)
 {
-    (void)x; (void)nx;
-    return unsupported(instance, "fmi3SetContinuousStates");
+    return (fmi3Status)hydro_me_set_states(H, x, nx);
 }
 
 fmi3Status fmi3GetContinuousStateDerivatives(fmi3Instance instance, fmi3Float64 dx[], size_t nx)
 {
-    (void)dx; (void)nx;
-    return unsupported(instance, "fmi3GetContinuousStateDerivatives");
+    return (fmi3Status)hydro_me_get_derivatives(H, dx, nx);
 }
 
 fmi3Status fmi3GetEventIndicators(fmi3Instance instance, fmi3Float64 ei[], size_t ni)
 {
-    (void)ei; (void)ni;
-    return unsupported(instance, "fmi3GetEventIndicators");
+    return (fmi3Status)hydro_me_get_event_indicators(H, ei, ni);
 }
 
 fmi3Status fmi3GetContinuousStates(fmi3Instance instance, fmi3Float64 x[], size_t nx)
 {
-    (void)x; (void)nx;
-    return unsupported(instance, "fmi3GetContinuousStates");
+    return (fmi3Status)hydro_me_get_states(H, x, nx);
 }
 
 fmi3Status fmi3GetNominalsOfContinuousStates(fmi3Instance instance, fmi3Float64 nominals[], size_t nx)
 {
-    (void)nominals; (void)nx;
-    return unsupported(instance, "fmi3GetNominalsOfContinuousStates");
+    return (fmi3Status)hydro_me_get_nominals(H, nominals, nx);
 }
 
 fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *n)
@@ -451,7 +472,7 @@ fmi3Status fmi3GetNumberOfEventIndicators(fmi3Instance instance, size_t *n)
 fmi3Status fmi3GetNumberOfContinuousStates(fmi3Instance instance, size_t *n)
 {
     (void)instance;
-    *n = 0;
+    *n = HYDRO_NX;
     return fmi3OK;
 }
 

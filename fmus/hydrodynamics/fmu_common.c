@@ -1,4 +1,4 @@
-/* Shared FMU logic: parameter/input/output access, life cycle, FMU state. */
+/* Shared FMU logic: parameter/input/output access, life cycle, model exchange, FMU state. */
 #include "fmu_common.h"
 #include "variables.h"
 
@@ -80,7 +80,9 @@ int hydro_exit_initialization(HydroInstance *c)
         return hydro_log(c, HYDRO_ERROR, "exitInitializationMode called in the wrong state");
     int st = apply_parameters(c, 1);
     if (st != HYDRO_OK) return st;
-    c->s.mode = MODE_STEP;
+    c->s.stale = 0;
+    /* Model exchange continues in event mode, co-simulation in step mode. */
+    c->s.mode = c->s.model_exchange ? MODE_EVENT : MODE_STEP;
     return HYDRO_OK;
 }
 
@@ -108,10 +110,155 @@ int hydro_reset_instance(HydroInstance *c)
     HydroLogFn log = c->log;
     void *ctx = c->log_ctx;
     int on = c->logging_on;
+    int me = c->s.model_exchange;
     char name[sizeof c->name];
     memcpy(name, c->name, sizeof name);
     hydro_instance_init(c, name, log, ctx);
     c->logging_on = on;
+    c->s.model_exchange = me;
+    return HYDRO_OK;
+}
+
+/* ---- model exchange ------------------------------------------------------ */
+
+static void refresh_initial_outputs(HydroInstance *c);
+
+static int me_only(HydroInstance *c, const char *fn)
+{
+    if (c->s.model_exchange) return 0;
+    hydro_log(c, HYDRO_ERROR, "%s: this instance was instantiated for co-simulation", fn);
+    return 1;
+}
+
+static int check_size(HydroInstance *c, const char *fn, size_t n, size_t expected)
+{
+    if (n == expected) return 0;
+    hydro_log(c, HYDRO_ERROR, "%s: got %zu values, the FMU has %zu", fn, n, expected);
+    return 1;
+}
+
+/* Derivatives and outputs from the current state, inputs and parameters, when
+ * something changed since they were last computed. */
+static int me_refresh(HydroInstance *c)
+{
+    const int mode = c->s.mode;
+    if (!c->s.model_exchange || (mode != MODE_EVENT && mode != MODE_CONTINUOUS && mode != MODE_TERMINATED))
+        return HYDRO_OK;
+    if (c->s.dirty) {            /* tunable parameters set in event mode */
+        int st = apply_parameters(c, 0);
+        if (st != HYDRO_OK) return st;
+    } else if (c->s.stale) {
+        hydro_update_accelerations(&c->s.m, &c->s.in);
+        compute_outputs(&c->s);
+    }
+    c->s.stale = 0;
+    return HYDRO_OK;
+}
+
+int hydro_me_set_time(HydroInstance *c, double t)
+{
+    if (me_only(c, "setTime")) return HYDRO_ERROR;
+    if (c->s.mode != MODE_EVENT && c->s.mode != MODE_CONTINUOUS)
+        return hydro_log(c, HYDRO_ERROR, "setTime called outside event and continuous-time mode");
+    c->s.time = t; /* the model is autonomous: derivatives do not depend on t */
+    return HYDRO_OK;
+}
+
+int hydro_me_set_states(HydroInstance *c, const double *x, size_t nx)
+{
+    if (me_only(c, "setContinuousStates") || check_size(c, "setContinuousStates", nx, HYDRO_NX))
+        return HYDRO_ERROR;
+    if (c->s.mode != MODE_EVENT && c->s.mode != MODE_CONTINUOUS)
+        return hydro_log(c, HYDRO_ERROR, "setContinuousStates called outside event and continuous-time mode");
+    for (size_t i = 0; i < nx; i++)
+        if (!isfinite(x[i]))
+            return hydro_log(c, HYDRO_ERROR, "setContinuousStates: state %zu is not finite at t = %g", i, c->s.time);
+    memcpy(c->s.m.x, x, sizeof c->s.m.x);
+    c->s.stale = 1;
+    return HYDRO_OK;
+}
+
+int hydro_me_get_states(HydroInstance *c, double *x, size_t nx)
+{
+    if (me_only(c, "getContinuousStates") || check_size(c, "getContinuousStates", nx, HYDRO_NX))
+        return HYDRO_ERROR;
+    refresh_initial_outputs(c); /* before exitInitializationMode: from the init_* parameters */
+    memcpy(x, c->s.m.x, sizeof c->s.m.x);
+    return HYDRO_OK;
+}
+
+int hydro_me_get_derivatives(HydroInstance *c, double *dx, size_t nx)
+{
+    if (me_only(c, "getDerivatives") || check_size(c, "getDerivatives", nx, HYDRO_NX))
+        return HYDRO_ERROR;
+    refresh_initial_outputs(c);
+    int st = me_refresh(c);
+    if (st != HYDRO_OK) return st;
+    for (size_t i = 0; i < nx; i++)
+        if (!isfinite(c->s.m.xdot[i]))
+            return hydro_log(c, HYDRO_ERROR, "the state derivative is not finite at t = %g "
+                             "(inputs or parameters too large?)", c->s.time);
+    memcpy(dx, c->s.m.xdot, sizeof c->s.m.xdot);
+    return HYDRO_OK;
+}
+
+int hydro_me_get_nominals(HydroInstance *c, double *nominals, size_t nx)
+{
+    if (me_only(c, "getNominalsOfContinuousStates") ||
+        check_size(c, "getNominalsOfContinuousStates", nx, HYDRO_NX))
+        return HYDRO_ERROR;
+    for (size_t i = 0; i < nx; i++) nominals[i] = 1.0;
+    return HYDRO_OK;
+}
+
+int hydro_me_get_event_indicators(HydroInstance *c, double *z, size_t nz)
+{
+    (void)z;
+    if (me_only(c, "getEventIndicators") || check_size(c, "getEventIndicators", nz, 0))
+        return HYDRO_ERROR;
+    return HYDRO_OK;
+}
+
+int hydro_me_enter_event_mode(HydroInstance *c)
+{
+    if (me_only(c, "enterEventMode")) return HYDRO_ERROR;
+    if (c->s.mode != MODE_EVENT && c->s.mode != MODE_CONTINUOUS)
+        return hydro_log(c, HYDRO_ERROR, "enterEventMode called in the wrong state");
+    c->s.mode = MODE_EVENT;
+    return HYDRO_OK;
+}
+
+/* No discrete states and no events: only apply tunable parameters set in event mode. */
+int hydro_me_update_discrete_states(HydroInstance *c)
+{
+    if (me_only(c, "updateDiscreteStates")) return HYDRO_ERROR;
+    if (c->s.mode != MODE_EVENT)
+        return hydro_log(c, HYDRO_ERROR, "newDiscreteStates/updateDiscreteStates called outside event mode");
+    return me_refresh(c);
+}
+
+int hydro_me_enter_continuous_mode(HydroInstance *c)
+{
+    if (me_only(c, "enterContinuousTimeMode")) return HYDRO_ERROR;
+    if (c->s.mode != MODE_EVENT)
+        return hydro_log(c, HYDRO_ERROR, "enterContinuousTimeMode called outside event mode");
+    int st = me_refresh(c);
+    if (st != HYDRO_OK) return st;
+    c->s.mode = MODE_CONTINUOUS;
+    return HYDRO_OK;
+}
+
+/* The integrator owns the continuous state: the FMU does not change it here (FMI
+ * allows that only in event mode). The quaternion norm is held by the stabilisation
+ * term in the derivative (model.h). */
+int hydro_me_completed_step(HydroInstance *c)
+{
+    if (me_only(c, "completedIntegratorStep")) return HYDRO_ERROR;
+    if (c->s.mode != MODE_CONTINUOUS)
+        return hydro_log(c, HYDRO_ERROR, "completedIntegratorStep called outside continuous-time mode");
+    for (int i = 0; i < HYDRO_NX; i++)
+        if (!isfinite(c->s.m.x[i]))
+            return hydro_log(c, HYDRO_ERROR, "the state became non-finite at t = %g", c->s.time);
     return HYDRO_OK;
 }
 
@@ -121,15 +268,22 @@ static int settable(HydroInstance *c, unsigned vr, int kind)
 {
     const int mode = c->s.mode;
     switch (kind) {
-    case HYDRO_INPUT: return 1;
+    case HYDRO_INPUT:
+        c->s.stale = 1;
+        return 1;
     case HYDRO_TUNABLE:
     case HYDRO_FIXED:
         if (mode == MODE_INSTANTIATED || mode == MODE_INITIALIZATION) return 1;
-        if (kind == HYDRO_TUNABLE && mode == MODE_STEP) {
-            c->s.dirty = 1; /* validated and applied at the next doStep */
+        if (kind == HYDRO_TUNABLE && (mode == MODE_STEP || mode == MODE_EVENT)) {
+            c->s.dirty = 1; /* validated and applied at the next doStep / evaluation */
             return 1;
         }
-        hydro_log(c, HYDRO_ERROR, "parameter %s cannot be set after initialization (fixed)", hydro_vr_names[vr]);
+        if (kind == HYDRO_TUNABLE && mode == MODE_CONTINUOUS)
+            hydro_log(c, HYDRO_ERROR, "tunable parameter %s can only be set in event mode "
+                      "(model exchange)", hydro_vr_names[vr]);
+        else
+            hydro_log(c, HYDRO_ERROR, "parameter %s cannot be set after initialization (fixed)",
+                      hydro_vr_names[vr]);
         return 0;
     default:
         hydro_log(c, HYDRO_ERROR, "variable %s cannot be set", vr < HYDRO_N_VARIABLES ? hydro_vr_names[vr] : "?");
@@ -158,7 +312,11 @@ int hydro_get_float64(HydroInstance *c, unsigned vr, double *value)
     int kind;
     double *p = hydro_vr_float64(&c->s, vr, &kind);
     if (!p) return unknown(c, vr, "Float64/Real");
-    if (kind == HYDRO_OUTPUT) refresh_initial_outputs(c);
+    if (kind == HYDRO_OUTPUT || kind == HYDRO_LOCAL) {
+        refresh_initial_outputs(c);
+        int st = me_refresh(c);
+        if (st != HYDRO_OK) return st;
+    }
     *value = *p;
     return HYDRO_OK;
 }
@@ -234,6 +392,9 @@ int hydro_state_set(HydroInstance *c, const void *state)
     const HydroState *st = (const HydroState *)state;
     if (!st || st->magic != STATE_MAGIC || st->size != sizeof *st)
         return hydro_log(c, HYDRO_ERROR, "setFMUState: not an FMU state of this FMU");
+    if (st->s.model_exchange != c->s.model_exchange)
+        return hydro_log(c, HYDRO_ERROR, "setFMUState: the state was taken from a %s instance",
+                         st->s.model_exchange ? "model-exchange" : "co-simulation");
     c->s = st->s;
     return HYDRO_OK;
 }

@@ -360,8 +360,15 @@ void hydro_step(HydroModel *m, const HydroInputs *in, double dt)
 
 void hydro_update_accelerations(HydroModel *m, const HydroInputs *in)
 {
-    double xdot[HYDRO_NX];
-    derivatives(m, in, m->x, xdot, m->nu_dot);
+    const double *q = m->x + 3;
+    derivatives(m, in, m->x, m->xdot, m->nu_dot);
+    /* The kinematics q_dot = 1/2 q (x) (0, nu2) keep |q| constant only exactly; an
+     * integrator that owns the state (model exchange) drifts off the unit sphere at
+     * the level of its tolerance. Pull it back with a rate HYDRO_QUAT_STABILISATION:
+     * zero for a unit q, so it changes nothing on the exact solution. RK4 (hydro_step)
+     * re-normalises instead and does not use this term. */
+    const double err = q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3] - 1.0;
+    for (int i = 0; i < 4; i++) m->xdot[3 + i] -= HYDRO_QUAT_STABILISATION * err * q[i];
 }
 
 void hydro_euler(const HydroModel *m, double e[3])

@@ -63,6 +63,7 @@ typedef struct {
     double MA[6];                /* diagonal of M_A actually used (0 in simplified) */
     double L[36];                /* Cholesky factor of M (M = L L^T) */
     double x[HYDRO_NX];          /* state */
+    double xdot[HYDRO_NX];       /* state derivative at x (see hydro_update_accelerations) */
     double nu_dot[6];            /* body accelerations at the current state */
 } HydroModel;
 
@@ -80,8 +81,15 @@ void hydro_reset(HydroModel *m);
 /* Advance the state by dt with fixed RK4 sub-steps (last one partial). */
 void hydro_step(HydroModel *m, const HydroInputs *in, double dt);
 
-/* Body accelerations nu_dot = M^-1 (rhs) at the current state (stored in m). */
+/* State derivative at the current state (stored in m->xdot; m->nu_dot = its
+ * last six elements, the body accelerations M^-1 rhs). This is the function RK4
+ * integrates, plus a quaternion-norm stabilisation term -k (|q|^2 - 1) q in the
+ * quaternion rate, which is zero on the unit sphere. It is the
+ * right-hand side model exchange hands to the importer's integrator. */
 void hydro_update_accelerations(HydroModel *m, const HydroInputs *in);
+
+/* Rate [1/s] of the quaternion-norm stabilisation in m->xdot. */
+#define HYDRO_QUAT_STABILISATION 1.0
 
 /* Local water density [kg/m^3] and displaced volume [m^3] at depth d [m]. */
 double hydro_density(const HydroParams *p, double d);

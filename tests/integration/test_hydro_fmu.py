@@ -1,4 +1,4 @@
-"""The hydrodynamics FMUs (FMI 3.0 and 2.0 co-simulation) built from C: validation,
+"""The hydrodynamics FMUs (FMI 3.0 and 2.0) built from C, through co-simulation: validation,
 structure of the dynamics, terminal speeds, FMU state, parameter checks, and an
 independent numerical solution of the same equations (scipy solve_ivp)."""
 
