@@ -1,23 +1,36 @@
 #!/usr/bin/env python3
 """Steps per second of the hydrodynamics FMU through moonpool versus a bare fmpy loop.
 
-``python benchmarks/fmu_step.py [--steps N] [--rate HZ]``
+``python benchmarks/fmu_step.py [--steps N] [--rate HZ] [--repeat N] [--profile]``
 
-- bare fmpy: FMU3Slave; per step set the 6 wrench inputs, ``doStep``, read the 23
-  state outputs (what the fmu component does, without messages);
-- moonpool "fmu alone": rigs/hydro_fmu.toml's vehicle only (wrench held at its start
-  values, in-process, recording and plots off): per step the component reads the
-  outputs into a VehicleState, which is serialized and hashed into the digest;
-- moonpool "source + fmu": the whole rig (ConstantWrench -> fmu, Gauss-Seidel), so a
-  Wrench message is also produced, delivered, decoded and applied every step.
+Every path runs the same FMU (``fmus/build/hydrodynamics-fmi3.fmu``) with the same
+start values as ``rigs/hydro_fmu.toml``'s vehicle (BlueROV2 Heavy profile, then the
+rig's ``start_values``), the same 6 wrench inputs and the same 23 state outputs:
 
-Times are wall-clock time of the stepping loop (setup excluded). Prints the
-overhead ratio moonpool / bare (target <= 1.5).
+- bare fmpy (the reference): FMU3Slave through fmpy's normal API; per step
+  ``setFloat64`` of the 6 wrench inputs, ``doStep``, ``getFloat64`` of the 23 outputs
+  (what the rig's vehicle needs each step, without messages);
+- bare ctypes (a floor, for information): the same calls straight to the FMU's C
+  functions with value-reference and value buffers allocated once;
+- fmu component: ``FmuComponent`` driven in a plain loop (no host, no orchestrator):
+  per step a Wrench message in, a VehicleState message out — the cost of
+  ``components/fmu.py`` alone;
+- moonpool fmu alone: the rig's vehicle only (wrench held at the same values as start
+  values), in-process, recording and plots off: host checks, serialization, hashing
+  into the digest, the execution loop;
+- moonpool source + fmu: the whole rig (ConstantWrench -> fmu, Gauss-Seidel): one more
+  component stepped and a Wrench produced, delivered and decoded every step.
+
+Times are wall-clock time of the stepping loop (setup excluded), best of ``--repeat``.
+The ratio is to bare fmpy (acceptance: moonpool's in-process overhead <= 1.5x).
+``--profile`` also runs the two moonpool paths under cProfile and splits the time
+between components/fmu.py, the FMU's native calls and the rest (host, orchestrator).
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes
 import shutil
 import tempfile
 import time
@@ -29,27 +42,51 @@ FMU = ROOT / "fmus" / "build" / "hydrodynamics-fmi3.fmu"
 OUTS = ["n", "e", "d", "qw", "qx", "qy", "qz", "roll", "pitch", "yaw", "u", "v", "w",
         "p", "q", "r", "du", "dv", "dw", "dp", "dq", "dr", "rho"]
 INS = ["tau_X", "tau_Y", "tau_Z", "tau_K", "tau_M", "tau_N"]
+WRENCH = [40.0, 0.0, 0.0, 0.0, 0.0, 0.0]
 
 
-def bare(steps: int, dt: float) -> float:
+def _vehicle_params() -> dict:
+    from moonpool.orchestrator.rigfile import load_and_check
+
+    return dict(load_and_check(RIG).component("vehicle").parameters)
+
+
+def _start_values() -> dict:
+    p = _vehicle_params()
+    return {**p.get("profile", {}).get("parameters", {}), **p.get("start_values", {})}
+
+
+def _bare_instance(d: str):
     import fmpy
     from fmpy.fmi3 import FMU3Slave
 
     md = fmpy.read_model_description(str(FMU))
-    vr = {v.name: v.valueReference for v in md.modelVariables}
+    var = {v.name: v for v in md.modelVariables}
+    fmpy.extract(str(FMU), d)
+    fmu = FMU3Slave(guid=md.guid, unzipDirectory=d,
+                    modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bare")
+    fmu.instantiate()
+    for name, value in _start_values().items():  # the rig's profile + start values
+        v = var[name]
+        if v.type == "Float64":
+            fmu.setFloat64([v.valueReference], [float(value)])
+        elif v.type == "Boolean":
+            fmu.setBoolean([v.valueReference], [bool(value)])
+        else:
+            getattr(fmu, f"set{v.type}")([v.valueReference], [int(value)])
+    fmu.enterInitializationMode(startTime=0.0)
+    fmu.exitInitializationMode()
+    return fmu, [var[n].valueReference for n in INS], [var[n].valueReference for n in OUTS]
+
+
+def bare(steps: int, dt: float) -> float:
     d = tempfile.mkdtemp()
     try:
-        fmpy.extract(str(FMU), d)
-        fmu = FMU3Slave(guid=md.guid, unzipDirectory=d,
-                        modelIdentifier=md.coSimulation.modelIdentifier, instanceName="bare")
-        fmu.instantiate()
-        fmu.enterInitializationMode(startTime=0.0)
-        fmu.exitInitializationMode()
-        ins, outs = [vr[n] for n in INS], [vr[n] for n in OUTS]
-        wrench = [40.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+        fmu, ins, outs = _bare_instance(d)
+        fmu.getFloat64(outs)
         t0 = time.perf_counter()
         for k in range(steps):
-            fmu.setFloat64(ins, wrench)
+            fmu.setFloat64(ins, WRENCH)
             fmu.doStep(k * dt, dt)
             fmu.getFloat64(outs)
         wall = time.perf_counter() - t0
@@ -60,14 +97,63 @@ def bare(steps: int, dt: float) -> float:
         shutil.rmtree(d, ignore_errors=True)
 
 
+def bare_ctypes(steps: int, dt: float) -> float:
+    d = tempfile.mkdtemp()
+    try:
+        fmu, ins, outs = _bare_instance(d)
+        h, fns = fmu.component, fmu._functions
+        set64, get64, do_step = fns["fmi3SetFloat64"], fns["fmi3GetFloat64"], fns["fmi3DoStep"]
+        vin, vout = (ctypes.c_uint32 * 6)(*ins), (ctypes.c_uint32 * 23)(*outs)
+        win, wout = (ctypes.c_double * 6)(*WRENCH), (ctypes.c_double * 23)()
+        flags = [ctypes.byref(ctypes.c_bool()) for _ in range(3)]
+        last = ctypes.byref(ctypes.c_double())
+        t0 = time.perf_counter()
+        for k in range(steps):
+            assert set64(h, vin, 6, win, 6) <= 1
+            assert do_step(h, k * dt, dt, True, *flags, last) <= 1
+            assert get64(h, vout, 23, wout, 23) <= 1
+            wout[:]
+        wall = time.perf_counter() - t0
+        fmu.terminate()
+        fmu.freeInstance()
+        return wall
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def component(steps: int, dt: float) -> float:
+    from moonpool.components.fmu import FmuComponent
+    from moonpool.v1 import vehicle_pb2
+
+    p = _vehicle_params()
+    comp = FmuComponent()
+    comp.configure(FmuComponent.Parameters(
+        fmu=FMU, inputs=p["inputs"], outputs=p["outputs"],
+        start_values=p.get("start_values", {}), profile=p.get("profile", {})))
+    comp.initialize(0)
+    dt_ns = round(dt * 1e9)
+    t0 = time.perf_counter()
+    for k in range(steps):
+        w = vehicle_pb2.Wrench()  # a new message every step, as a source would send
+        w.force_n.x = WRENCH[0]
+        comp.step(k * dt_ns, dt_ns, {"wrench": w})
+    wall = time.perf_counter() - t0
+    comp.terminate()
+    return wall
+
+
 def through_moonpool(steps: int, rate: int, alone: bool) -> float:
+    return _run_rig(steps, rate, alone).summary["loop_wall_time_s"]
+
+
+def _run_rig(steps: int, rate: int, alone: bool):
     from moonpool.orchestrator.rigfile import load_and_check
     from moonpool.orchestrator.run import run_rig
 
     sets = [f"run.until={steps / rate!r}s", "run.record=false", "run.plots=false",
             f"components.vehicle.rate_hz={rate}", f"components.thrust.rate_hz={rate}"]
     if alone:
-        sets += ["run.order=[]", "components.vehicle.parameters.start_values.tau_X=40.0"]
+        sets += ["run.order=[]", f"components.vehicle.parameters.start_values.tau_X={WRENCH[0]}"]
     rig = load_and_check(RIG, sets)
     if alone:
         from dataclasses import replace
@@ -79,9 +165,38 @@ def through_moonpool(steps: int, rate: int, alone: bool) -> float:
         result = run_rig(rig, out)
         assert result.ok, result.summary["error"]
         assert result.summary["components"]["vehicle"]["steps"] == steps
-        return result.summary["loop_wall_time_s"]
+        return result
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def profile(steps: int, rate: int, alone: bool) -> None:
+    """cProfile the rig run; split the time: fmu.py, the FMU's C calls, the rest."""
+    import cProfile
+    import pstats
+
+    _run_rig(min(steps, 1000), rate, alone)  # warm up (imports, caches)
+    pr = cProfile.Profile()
+    pr.enable()
+    _run_rig(steps, rate, alone)
+    pr.disable()
+    stats = pstats.Stats(pr).stats  # (file, line, name) -> (cc, nc, tottime, cumtime, callers)
+    fmu_py = do_step = loop = 0.0
+    for (file, _, name), (_, _, tottime, cumtime, _) in stats.items():
+        # ctypes calls are not profiled on their own: the FMU's C time is in its caller
+        if file.endswith("components/fmu.py") and name == "_do_step":
+            do_step += tottime  # the FMU's doStep (native), called straight through ctypes
+        elif file.endswith("components/fmu.py") or file.startswith("<moonpool.fmu"):
+            fmu_py += tottime  # includes the two get/set C calls
+        if name == "run" and file.endswith("orchestrator/execution.py"):
+            loop = cumtime
+    rest = loop - do_step - fmu_py
+    label = "fmu alone" if alone else "source + fmu"
+    print(f"cProfile, moonpool {label}: stepping loop {loop:.3f} s = doStep {do_step:.3f} s "
+          f"({do_step / loop:.0%}) + components/fmu.py {fmu_py:.3f} s ({fmu_py / loop:.0%}) "
+          f"+ everything else (host, orchestrator, other components, protobuf) {rest:.3f} s "
+          f"({rest / loop:.0%}); of the overhead beyond doStep, outside fmu.py: "
+          f"{rest / (rest + fmu_py):.0%}")
 
 
 def main() -> None:
@@ -89,15 +204,26 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20000)
     ap.add_argument("--rate", type=int, default=100, help="communication rate, Hz")
     ap.add_argument("--repeat", type=int, default=3, help="best of N")
+    ap.add_argument("--profile", action="store_true", help="also split the time with cProfile")
     a = ap.parse_args()
     dt = 1.0 / a.rate
-    b = min(bare(a.steps, dt) for _ in range(a.repeat))
-    m1 = min(through_moonpool(a.steps, a.rate, True) for _ in range(a.repeat))
-    m2 = min(through_moonpool(a.steps, a.rate, False) for _ in range(a.repeat))
+    rows = [
+        ("bare fmpy", min(bare(a.steps, dt) for _ in range(a.repeat))),
+        ("bare ctypes (floor)", min(bare_ctypes(a.steps, dt) for _ in range(a.repeat))),
+        ("fmu component", min(component(a.steps, dt) for _ in range(a.repeat))),
+        ("moonpool fmu alone", min(through_moonpool(a.steps, a.rate, True)
+                                   for _ in range(a.repeat))),
+        ("moonpool source + fmu", min(through_moonpool(a.steps, a.rate, False)
+                                      for _ in range(a.repeat))),
+    ]
+    b = rows[0][1]
     print(f"{a.steps} steps of {dt * 1e3:g} ms (FMU substep 1 ms), best of {a.repeat}")
-    print(f"{'':22}{'steps/s':>10}{'us/step':>10}{'ratio':>8}")
-    for label, wall in (("bare fmpy", b), ("moonpool fmu alone", m1), ("moonpool source + fmu", m2)):
-        print(f"{label:22}{a.steps / wall:10.0f}{wall / a.steps * 1e6:10.1f}{wall / b:8.2f}")
+    print(f"{'':24}{'steps/s':>10}{'us/step':>10}{'ratio':>8}")
+    for label, wall in rows:
+        print(f"{label:24}{a.steps / wall:10.0f}{wall / a.steps * 1e6:10.1f}{wall / b:8.2f}")
+    if a.profile:
+        profile(a.steps, a.rate, True)
+        profile(a.steps, a.rate, False)
 
 
 if __name__ == "__main__":

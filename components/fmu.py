@@ -30,10 +30,16 @@ mapping against its model description without running anything.
 Co-simulation FMUs are stepped with ``doStep``; one that cannot handle a variable
 communication step size gets a constant step (a step that is a whole multiple of the
 first one is subdivided; any other is refused). Model-exchange FMUs are integrated
-with a fixed-step RK4 (``step_size`` or ``substeps`` per communication step); events
-are not handled (the FMU must not have event indicators or time events).
+with a fixed-step RK4 (``step_size`` or ``substeps`` per communication step, inputs held
+over the step) following the FMI event protocol: event iteration after initialization,
+``completedIntegratorStep`` after every sub-step, time events (a sub-step ends exactly at
+the event time) and step events handled; a state event (an event indicator changing
+sign) fails the step with a clear error, as does a request to terminate.
 
-FMI failures (fmpy raises with the FMI status) become StepFailed / ParameterError
+The per-step work is compiled at configure (see "compiled I/O" below): inputs are set
+only when their values changed, outputs are read with one FMI call per variable type.
+
+FMI failures (an FMI status of discard or worse) become StepFailed / ParameterError
 naming the FMU file, the FMI function and the FMU's last log messages.
 """
 
@@ -41,8 +47,11 @@ from __future__ import annotations
 
 import ctypes
 import difflib
+import itertools
+import math
 import shutil
 import tempfile
+import weakref
 import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -64,6 +73,7 @@ _NUMERIC_CPP = {
     FieldDescriptor.CPPTYPE_UINT32, FieldDescriptor.CPPTYPE_UINT64,
     FieldDescriptor.CPPTYPE_BOOL,
 }
+_FLOAT_CPP = (FieldDescriptor.CPPTYPE_DOUBLE, FieldDescriptor.CPPTYPE_FLOAT)
 SIGNALS = "moonpool.v1.Signals"
 FMI_TYPES = ("auto", "cs", "me")
 
@@ -83,9 +93,10 @@ class FmuParameters:
     )
     fmi_type: str = param("auto", "auto (co-simulation if the FMU has it), cs or me")
     step_size: float = param(
-        0.0, "model exchange: RK4 step (0: communication step / substeps)", unit="s"
+        0.001, "model exchange: largest RK4 step; each communication step is divided into "
+        "equal sub-steps no longer than this (0: use substeps)", unit="s"
     )
-    substeps: int = param(1, "model exchange: RK4 steps per communication step (if no step_size)")
+    substeps: int = param(1, "model exchange with step_size = 0: RK4 steps per communication step")
     log_fmu: bool = param(False, "turn the FMU's debug logging on (its messages go to the log)")
 
     def __post_init__(self) -> None:
@@ -213,14 +224,6 @@ def _plan(p: FmuParameters) -> _Plan:
                "(fmpy.util.compile_platform_binary)" if sources else ""))
         raise _fail(fmu, f"has no binary for this platform ({plat}); it has "
                     f"{', '.join(sorted(dirs)) or 'no binaries'}", fix)
-    if kind == "me":
-        raise _fail(fmu, "has only a model-exchange interface (or fmi_type = \"me\"), which "
-                    "moonpool's fmu component does not integrate yet",
-                    "use an FMU with co-simulation (most tools export both)")
-    if kind == "me" and getattr(md, "numberOfEventIndicators", 0):  # pragma: no cover
-        raise _fail(fmu, f"has {md.numberOfEventIndicators} event indicators; moonpool's "
-                    "model-exchange integrator does not handle events",
-                    "use the FMU's co-simulation interface or an FMU without events")
     variables = {v.name: _Var(v.name, v.valueReference, v.type, v.causality, v.variability)
                  for v in md.modelVariables}
     inputs = tuple(_port_plans(fmu, p.inputs, "inputs", variables))
@@ -240,7 +243,8 @@ def _port_plans(fmu: Path, spec: Any, what: str, variables: Mapping[str, _Var]) 
     for port_name, port_spec in spec.items():
         where = f"{what}.{port_name}"
         if not isinstance(port_spec, Mapping) or set(port_spec) - {"type", "fields", "description"}:
-            raise _fail(fmu, f"{where} must be a table with type and fields", f"write {where} = {example}")
+            raise _fail(fmu, f"{where} must be a table with type and fields",
+                        f"write {where} = {example}")
         type_name = port_spec.get("type")
         if not isinstance(type_name, str):
             raise _fail(fmu, f"{where}.type is missing", f"write {where} = {example}")
@@ -341,6 +345,123 @@ def _start_values(fmu: Path, p: FmuParameters, variables: Mapping[str, _Var]) ->
     return tuple(values.values())
 
 
+# ----------------------------------------------------------------- compiled I/O
+#
+# The per-step work is compiled once at configure: value references and value
+# buffers are ctypes arrays built once, the FMI functions are called directly (one
+# call per variable type and direction, status checked inline), and the message
+# fields are read and written by Python code generated for the mapping (plain
+# attribute access, no getattr chains or descriptor lookups per step).
+
+_C3 = {"Float64": ctypes.c_double, "Float32": ctypes.c_float, "Int8": ctypes.c_int8,
+       "UInt8": ctypes.c_uint8, "Int16": ctypes.c_int16, "UInt16": ctypes.c_uint16,
+       "Int32": ctypes.c_int32, "UInt32": ctypes.c_uint32, "Int64": ctypes.c_int64,
+       "UInt64": ctypes.c_uint64, "Boolean": ctypes.c_bool, "Enumeration": ctypes.c_int64}
+_C2 = {"Real": ctypes.c_double, "Integer": ctypes.c_int, "Enumeration": ctypes.c_int,
+       "Boolean": ctypes.c_int}
+_STATUS = ("ok", "warning", "discard", "error", "fatal", "pending")
+
+
+def _status_label(status: int) -> str:
+    return _STATUS[status] if 0 <= status < len(_STATUS) else str(status)
+
+
+def _fmi_type(version: int, typ: str) -> str:
+    """The FMI function suffix for a variable type (fmi3GetFloat64, fmi2GetInteger)."""
+    if version == 3:
+        return "Int64" if typ == "Enumeration" else typ
+    return "Integer" if typ == "Enumeration" else typ
+
+
+def _ctype(version: int, typ: str) -> Any:
+    return (_C3 if version == 3 else _C2)[typ]
+
+
+class _Gen:
+    """A tiny code generator: names bound to objects, lines of source."""
+
+    def __init__(self) -> None:
+        self.ns: dict[str, Any] = {}
+        self.lines: list[str] = []
+        self._n = 0
+
+    def bind(self, obj: Any, prefix: str = "k") -> str:
+        self._n += 1
+        name = f"{prefix}{self._n}"
+        self.ns[name] = obj
+        return name
+
+    def local(self, prefix: str = "v") -> str:
+        self._n += 1
+        return f"{prefix}{self._n}"
+
+    def emit(self, line: str, indent: int = 1) -> None:
+        self.lines.append("    " * indent + line)
+
+    def compile(self, name: str, args: str) -> Any:
+        src = "\n".join([f"def {name}({args}):", *(self.lines or ["    pass"])])
+        exec(compile(src, f"<moonpool.fmu {name}>", "exec"), self.ns)  # noqa: S102 - our own code
+        fn = self.ns[name]
+        fn.source = src  # for debugging
+        return fn
+
+
+def _field_kind(cls: Any, path: tuple[str, ...]) -> int:
+    desc = cls.DESCRIPTOR
+    for part in path[:-1]:
+        desc = desc.fields_by_name[part].message_type
+    return desc.fields_by_name[path[-1]].cpp_type
+
+
+def _prefix_locals(g: _Gen, root: str, paths: Any, indent: int) -> dict[tuple[str, ...], str]:
+    """Emit ``s = root.a`` / ``s2 = s.b`` once per nested message on the paths."""
+    names: dict[tuple[str, ...], str] = {(): root}
+    for path in paths:
+        for i in range(1, len(path)):
+            pre = path[:i]
+            if pre not in names:
+                names[pre] = g.local("s")
+                g.emit(f"{names[pre]} = {names[pre[:-1]]}.{pre[-1]}", indent)
+    return names
+
+
+def _ref(names: dict[tuple[str, ...], str], path: tuple[str, ...]) -> str:
+    return f"{names[path[:-1]]}.{path[-1]}"
+
+
+# ----------------------------------------------------------------- FMI 2 logging
+#
+# fmpy's logger proxy (fmpy.logging.addLoggerProxy, which formats the printf-style
+# arguments FMI 2 loggers receive) keeps ONE process-wide Python logger: the last one
+# given to it. So every FMI 2 instance in the process (ours and fmpy's defaults) gets
+# the same module-level logger, which routes a message by the callbacks'
+# componentEnvironment to the component that owns the FMU, and anything else to
+# fmpy's default printer. It lives as long as the process: no dangling callback.
+
+_LOG2_IDS = itertools.count(1)
+_LOG2_TARGETS: dict[int, Any] = {}
+_LOG2_FN: list[Any] = []
+
+
+def _route_fmi2_log(env: Any, instance: Any, status: int, category: Any, message: Any) -> None:
+    ref = _LOG2_TARGETS.get(env or 0)
+    comp = ref() if ref is not None else None
+    if comp is not None:
+        comp._remember(status, message)
+        return
+    from fmpy.fmi1 import printLogMessage
+
+    printLogMessage(env, instance, status, category, message)
+
+
+def _fmi2_logger() -> Any:
+    if not _LOG2_FN:
+        from fmpy.fmi2 import fmi2CallbackLoggerTYPE
+
+        _LOG2_FN.append(fmi2CallbackLoggerTYPE(_route_fmi2_log))
+    return _LOG2_FN[0]
+
+
 # ----------------------------------------------------------------- component
 
 
@@ -364,6 +485,7 @@ class FmuComponent(Component):
         self.fmu_name = plan.path.name
         self._log: list[str] = []
         self._instance = None
+        self._time = 0.0
         self._dir = tempfile.mkdtemp(prefix="moonpool-fmu-")
         try:
             fmpy.extract(str(plan.path), self._dir)
@@ -377,12 +499,7 @@ class FmuComponent(Component):
         self._instance = self._fmi(ParameterError, "instantiate", self._instantiate, attrs)
         for var, value in plan.start:
             self._fmi(ParameterError, f"set start value of {var.name}", self._set, [var], [value])
-        self._in = [(pp, [(b.key, b.path, b.var) for b in pp.bindings]) for pp in plan.inputs]
-        self._outs = [(pp, [b.var for b in pp.bindings]) for pp in plan.outputs]
-        out_vars = {b.var.name: b.var for pp in plan.outputs for b in pp.bindings}
-        self._read = list(out_vars.values())
-        self._slot = {name: i for i, name in enumerate(out_vars)}
-        self._time = 0.0
+        self._compile()
 
     def _instantiate(self, attrs: Any) -> Any:
         plan = self.plan
@@ -390,13 +507,10 @@ class FmuComponent(Component):
         kw = dict(guid=md.guid, unzipDirectory=self._dir, modelIdentifier=attrs.modelIdentifier,
                   instanceName=self.name or "fmu")
         if plan.version == 3:
-            from fmpy.fmi3 import FMU3Model, FMU3Slave, fmi3LogMessageCallback  # noqa: F401
+            from fmpy.fmi3 import FMU3Model, FMU3Slave
 
             inst = (FMU3Slave if plan.kind == "cs" else FMU3Model)(**kw)
-            if plan.kind == "me":
-                inst.instantiate(loggingOn=self.params.log_fmu, logMessage=self._log3)
-            else:
-                inst.instantiate(loggingOn=self.params.log_fmu, logMessage=self._log3)
+            inst.instantiate(loggingOn=self.params.log_fmu, logMessage=self._log3)
         else:
             from fmpy.fmi2 import FMU2Model, FMU2Slave
 
@@ -409,9 +523,7 @@ class FmuComponent(Component):
 
     def _remember(self, status: int, message: Any) -> None:
         text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
-        label = ["ok", "warning", "discard", "error", "fatal", "pending"][status] \
-            if 0 <= status < 6 else str(status)
-        self._log.append(f"[{label}] {text}")
+        self._log.append(f"[{_status_label(status)}] {text}")
         del self._log[:-5]
 
     def _callbacks2(self) -> Any:
@@ -420,16 +532,16 @@ class FmuComponent(Component):
             fmi2CallbackAllocateMemoryTYPE,
             fmi2CallbackFreeMemoryTYPE,
             fmi2CallbackFunctions,
-            fmi2CallbackLoggerTYPE,
         )
 
-        def logger(env: Any, instance: Any, status: int, category: Any, message: Any) -> None:
-            self._remember(status, message)
-
+        env = next(_LOG2_IDS)
+        _LOG2_TARGETS[env] = weakref.ref(self)
+        self._log2_env = env
         cb = fmi2CallbackFunctions()
-        cb.logger = fmi2CallbackLoggerTYPE(logger)
+        cb.logger = _fmi2_logger()
         cb.allocateMemory = fmi2CallbackAllocateMemoryTYPE(calloc)
         cb.freeMemory = fmi2CallbackFreeMemoryTYPE(free)
+        cb.componentEnvironment = env  # routes the FMU's messages back to this component
         try:
             from fmpy.logging import addLoggerProxy
 
@@ -442,53 +554,38 @@ class FmuComponent(Component):
     def initialize(self, start_time_ns: int) -> Mapping[str, Any] | None:
         inst, t0 = self._instance, start_time_ns * 1e-9
         self._time = t0
+        me = self.plan.kind == "me"
         if self.plan.version == 2:
             self._fmi(StepFailed, "fmi2SetupExperiment", inst.setupExperiment, None, t0)
             self._fmi(StepFailed, "fmi2EnterInitializationMode", inst.enterInitializationMode)
             self._fmi(StepFailed, "fmi2ExitInitializationMode", inst.exitInitializationMode)
-            if self.plan.kind == "me":
-                self._fmi(StepFailed, "fmi2NewDiscreteStates", inst.newDiscreteStates)
-                self._fmi(StepFailed, "fmi2EnterContinuousTimeMode", inst.enterContinuousTimeMode)
         else:
             self._fmi(StepFailed, "fmi3EnterInitializationMode", inst.enterInitializationMode,
                       None, t0)
             self._fmi(StepFailed, "fmi3ExitInitializationMode", inst.exitInitializationMode)
-            if self.plan.kind == "me":
-                self._fmi(StepFailed, "fmi3UpdateDiscreteStates", inst.updateDiscreteStates)
-                self._fmi(StepFailed, "fmi3EnterContinuousTimeMode", inst.enterContinuousTimeMode)
-        if self.plan.kind == "me":
-            import numpy as np
-
-            n = self.plan.md.numberOfContinuousStates
-            self._x = np.zeros(n)
-            self._dx = np.zeros(n)
-        return self._outputs(start_time_ns)
+        if me:  # now in event mode: settle the discrete states, then continuous-time mode
+            self._me_start(t0)
+        return self._read_outputs(start_time_ns)
 
     def step(self, t_ns: int, dt_ns: int, inputs: Mapping[str, Any]) -> Mapping[str, Any]:
-        for pp, bindings in self._in:
-            msg = inputs.get(pp.port.name)
-            if msg is None:
-                continue
-            if pp.signals:
-                got = {s.name: s.value for s in msg.signals}
-                pairs = [(var, got[key]) for key, _, var in bindings if key in got]
+        try:
+            self._apply_inputs(inputs)
+            self._time = t_ns * 1e-9
+            if self._cs:
+                if self._variable_step:
+                    self._do_step(self._time, dt_ns * 1e-9)
+                else:
+                    self._fixed_steps(t_ns, dt_ns)
             else:
-                pairs = []
-                for _, path, var in bindings:
-                    value = msg
-                    for part in path:
-                        value = getattr(value, part)
-                    pairs.append((var, value))
-            if pairs:
-                self._fmi(StepFailed, "set inputs", self._set,
-                          [v for v, _ in pairs], [x for _, x in pairs])
-        t, dt = t_ns * 1e-9, dt_ns * 1e-9
-        if self.plan.kind == "cs":
-            self._do_step(t_ns, dt_ns)
-        else:
-            self._integrate(t, dt)
-        self._time = t + dt
-        return self._outputs(t_ns + dt_ns)
+                self._integrate(self._time, dt_ns * 1e-9)
+            self._time = (t_ns + dt_ns) * 1e-9
+            return self._read_outputs(t_ns + dt_ns)
+        except (StepFailed, ParameterError):
+            raise
+        except Exception as exc:  # a message field that cannot hold a value, ...
+            raise self._error(StepFailed, f"step at t={t_ns * 1e-9:.9g} s failed", exc,
+                              "check the mapping's field types against the FMU's "
+                              "variables") from exc
 
     def terminate(self) -> Mapping[str, float] | None:
         inst, self._instance = getattr(self, "_instance", None), None
@@ -501,74 +598,333 @@ class FmuComponent(Component):
         except Exception:  # noqa: BLE001 - releasing: the run's outcome is already known
             pass
         finally:
+            _LOG2_TARGETS.pop(getattr(self, "_log2_env", None), None)
             if getattr(self, "_dir", None):
                 shutil.rmtree(self._dir, ignore_errors=True)
         return None
 
-    # -- stepping
+    # -- compiled per-step I/O (see "compiled I/O" above)
 
-    def _do_step(self, t_ns: int, dt_ns: int) -> None:
+    def _raw(self, name: str) -> Any:
+        """The FMI C function as loaded by fmpy (argtypes set), without fmpy's wrapper."""
         inst = self._instance
-        n = 1
-        if not self._variable_step:
-            if self._fixed_dt_ns is None:
-                self._fixed_dt_ns = dt_ns
-            elif dt_ns != self._fixed_dt_ns:
-                if dt_ns % self._fixed_dt_ns:
-                    raise StepFailed(
-                        f"FMU '{self.fmu_name}' cannot handle a variable communication step "
-                        f"size (canHandleVariableCommunicationStepSize = false): step of "
-                        f"{dt_ns} ns after steps of {self._fixed_dt_ns} ns",
-                        fix="step it at a constant rate (no offset changes), or at a rate whose "
-                        "period is a whole multiple of its first step",
-                    )
-                n = dt_ns // self._fixed_dt_ns
-                dt_ns = self._fixed_dt_ns
-        fn = "fmi3DoStep" if self.plan.version == 3 else "fmi2DoStep"
-        for k in range(n):
-            t = (t_ns + k * dt_ns) * 1e-9
-            result = self._fmi(StepFailed, fn, inst.doStep, t, dt_ns * 1e-9)
-            if self.plan.version == 3 and result is not None and result[1]:
+        fn = getattr(inst, "_functions", {}).get(name)
+        return fn if fn is not None else getattr(inst.dll, name)
+
+    def _compile(self) -> None:
+        plan, v3 = self.plan, self.plan.version == 3
+        prefix = "fmi3" if v3 else "fmi2"
+        self._handle = self._instance.component
+        self._cs = plan.kind == "cs"
+        self._signal_inputs = []
+
+        # outputs: one get call per variable type; then fill fresh messages
+        g = _Gen()
+        g.ns.update(I=self._handle, FAIL=self._status_failed)
+        out_vars = {b.var.name: b.var for pp in plan.outputs for b in pp.bindings}
+        groups: dict[str, list[_Var]] = {}
+        for var in out_vars.values():
+            groups.setdefault(_fmi_type(plan.version, var.type), []).append(var)
+        where: dict[str, tuple[str, int, str]] = {}  # var name -> (list local, index, type)
+        for typ, variables in groups.items():
+            n, fname = len(variables), f"{prefix}Get{typ}"
+            vrs = g.bind((ctypes.c_uint32 * n)(*(v.vr for v in variables)), "VR")
+            buf = g.bind((_ctype(plan.version, variables[0].type) * n)(), "A")
+            fn = g.bind(self._raw(fname), "G")
+            g.emit(f"st = {fn}(I, {vrs}, {n}, {buf}" + (f", {n})" if v3 else ")"))
+            g.emit(f"if st > 1: FAIL({fname!r}, st, 'reading the outputs')")
+            values = g.local("a")
+            g.emit(f"{values} = {buf}[:]")
+            for i, v in enumerate(variables):
+                where[v.name] = (values, i, v.type)
+        results = []
+        for pp in plan.outputs:
+            msg = g.local("m")
+            g.emit(f"{msg} = {g.bind(pp.port.type, 'C')}()")
+            if pp.signals:
+                add = g.local("add")
+                g.emit(f"{add} = {msg}.signals.add")
+                for b in pp.bindings:
+                    values, i, typ = where[b.var.name]
+                    g.emit(f"{add}(name={g.bind(b.key, 'N')}, value=float({values}[{i}]))")
+            else:
+                names = _prefix_locals(g, msg, [b.path for b in pp.bindings], 1)
+                for b in pp.bindings:
+                    values, i, typ = where[b.var.name]
+                    expr = f"{values}[{i}]"
+                    kind = _field_kind(pp.port.type, b.path)
+                    if kind == FieldDescriptor.CPPTYPE_BOOL:
+                        expr = f"bool({expr})"
+                    elif kind not in _FLOAT_CPP:
+                        expr = f"int(round({expr}))" if typ in _FLOAT_TYPES else f"int({expr})"
+                    elif typ == "Boolean":
+                        expr = f"float({expr})"
+                    g.emit(f"{_ref(names, b.path)} = {expr}")
+            if "header" in pp.port.type.DESCRIPTOR.fields_by_name:
+                g.emit(f"{msg}.header.sim_time_ns = stamp")
+            results.append(f"{g.bind(pp.port.name, 'P')}: {msg}")
+        g.emit("return {" + ", ".join(results) + "}")
+        self._read_outputs = g.compile("read_outputs", "stamp")
+
+        # inputs: per port and variable type, set only when the values changed
+        g = _Gen()
+        g.ns.update(I=self._handle, FAIL=self._status_failed, SIGNALS=self._set_signals)
+        g.emit("get = inputs.get")
+        for pp in plan.inputs:
+            if not pp.bindings:
+                continue
+            msg = g.local("m")
+            g.emit(f"{msg} = get({g.bind(pp.port.name, 'P')})")
+            g.emit(f"if {msg} is not None:")
+            if pp.signals:
+                index = {b.key: b.var for b in pp.bindings}
+                g.emit(f"SIGNALS({msg}, {g.bind(index, 'X')}, {g.bind({}, 'L')})", 2)
+                continue
+            names = _prefix_locals(g, msg, [b.path for b in pp.bindings], 2)
+            by_type: dict[str, list[_Binding]] = {}
+            for b in pp.bindings:
+                by_type.setdefault(_fmi_type(plan.version, b.var.type), []).append(b)
+            for typ, bindings in by_type.items():
+                n, fname = len(bindings), f"{prefix}Set{typ}"
+                exprs = []
+                for b in bindings:
+                    ref = _ref(names, b.path)
+                    exprs.append(ref if b.var.type in _FLOAT_TYPES else
+                                 f"bool({ref})" if b.var.type == "Boolean" else
+                                 f"int(round({ref}))")
+                vrs = g.bind((ctypes.c_uint32 * n)(*(b.var.vr for b in bindings)), "VR")
+                buf = g.bind((_ctype(plan.version, bindings[0].var.type) * n)(), "A")
+                last = g.bind([None], "L")
+                fn = g.bind(self._raw(fname), "S")
+                t = g.local("t")
+                g.emit(f"{t} = ({', '.join(exprs)},)", 2)
+                g.emit(f"if {t} != {last}[0]:", 2)
+                g.emit(f"{buf}[:] = {t}", 3)
+                g.emit(f"st = {fn}(I, {vrs}, {n}, {buf}" + (f", {n})" if v3 else ")"), 3)
+                g.emit(f"if st > 1: FAIL({fname!r}, st, 'setting the inputs')", 3)
+                g.emit(f"{last}[0] = {t}", 3)
+        self._apply_inputs = g.compile("apply_inputs", "inputs")
+
+        # co-simulation step
+        if self._cs:
+            if v3:
+                self._flags = [ctypes.c_bool() for _ in range(3)]
+                self._last_time = ctypes.c_double()
+                self._step_args = (*(ctypes.byref(f) for f in self._flags),
+                                   ctypes.byref(self._last_time))
+            self._do_step_fn = self._raw(f"{prefix}DoStep")
+
+    def _set_signals(self, msg: Any, index: Mapping[str, _Var], last: dict[str, Any]) -> None:
+        variables, values = [], []
+        for s in msg.signals:
+            var = index.get(s.name)
+            if var is not None and last.get(s.name) != s.value:
+                variables.append(var)
+                values.append(s.value)
+                last[s.name] = s.value
+        if variables:
+            self._fmi(StepFailed, "set inputs", self._set, variables, values)
+
+    def _status_failed(self, function: str, status: int, during: str) -> None:
+        raise StepFailed(
+            f"FMU '{self.fmu_name}': {function} returned {_status_label(status)} "
+            f"(during {during}, t={self._time:.9g} s){self._log_text()}",
+            fix="see the FMU's log above; check its inputs and parameters",
+        )
+
+    # -- co-simulation
+
+    def _do_step(self, t: float, dt: float) -> None:
+        if self.plan.version == 3:
+            st = self._do_step_fn(self._handle, t, dt, True, *self._step_args)
+            if st > 1:
+                self._status_failed("fmi3DoStep", st, "a step")
+            if self._flags[1].value:
                 raise StepFailed(
-                    f"FMU '{self.fmu_name}': {fn} at t={t:.9g} s asked to terminate the "
+                    f"FMU '{self.fmu_name}': fmi3DoStep at t={t:.9g} s asked to terminate the "
                     f"simulation{self._log_text()}",
                     fix="see the FMU's documentation for when it stops",
                 )
+        else:
+            st = self._do_step_fn(self._handle, t, dt, 1)
+            if st > 1:
+                self._status_failed("fmi2DoStep", st, "a step")
+
+    def _fixed_steps(self, t_ns: int, dt_ns: int) -> None:
+        """canHandleVariableCommunicationStepSize = false: whole multiples of the first step."""
+        n = 1
+        if self._fixed_dt_ns is None:
+            self._fixed_dt_ns = dt_ns
+        elif dt_ns != self._fixed_dt_ns:
+            if dt_ns % self._fixed_dt_ns:
+                raise StepFailed(
+                    f"FMU '{self.fmu_name}' cannot handle a variable communication step "
+                    f"size (canHandleVariableCommunicationStepSize = false): step of "
+                    f"{dt_ns} ns after steps of {self._fixed_dt_ns} ns",
+                    fix="step it at a constant rate (no offset changes), or at a rate whose "
+                    "period is a whole multiple of its first step",
+                )
+            n = dt_ns // self._fixed_dt_ns
+            dt_ns = self._fixed_dt_ns
+        for k in range(n):
+            self._time = (t_ns + k * dt_ns) * 1e-9
+            self._do_step(self._time, dt_ns * 1e-9)
+
+    # -- model exchange: fixed-step RK4 with the FMI event protocol
+
+    def _me_start(self, t0: float) -> None:
+        """After exitInitializationMode (event mode): buffers, event iteration, continuous mode."""
+        import numpy as np
+
+        md, v3 = self.plan.md, self.plan.version == 3
+        p = "fmi3" if v3 else "fmi2"
+        nx, nz = int(md.numberOfContinuousStates or 0), int(md.numberOfEventIndicators or 0)
+        self._nx, self._nz = nx, nz
+        ptr = ctypes.POINTER(ctypes.c_double)
+        # x, stage, k1..k4, event indicators: allocated once, pointers taken once
+        self._xa = [np.zeros(max(nx, 1)) for _ in range(6)]
+        self._xp = [a.ctypes.data_as(ptr) for a in self._xa]
+        self._z = np.zeros(max(nz, 1))
+        self._zp = self._z.ctypes.data_as(ptr)
+        self._zpos = np.zeros(max(nz, 1), dtype=bool)
+        self._set_time = self._raw(f"{p}SetTime")
+        self._set_x = self._raw(f"{p}SetContinuousStates")
+        self._get_x = self._raw(f"{p}GetContinuousStates")
+        self._get_dx = self._raw(f"{p}GetContinuousStateDerivatives" if v3 else
+                                 f"{p}GetDerivatives")
+        self._get_z = self._raw(f"{p}GetEventIndicators")
+        self._completed = self._raw(f"{p}CompletedIntegratorStep")
+        flag = ctypes.c_bool if v3 else ctypes.c_int
+        self._me_flags = (flag(), flag())
+        self._me_flag_refs = tuple(ctypes.byref(f) for f in self._me_flags)
+        self._next_event = float("inf")
+        self._event_iteration(t0, enter=False)
+
+    def _me_call(self, fn: Any, name: str, *args: Any) -> None:
+        st = fn(self._handle, *args)
+        if st > 1:
+            self._status_failed(name, st, "model-exchange integration")
+
+    def _event_iteration(self, t: float, *, enter: bool = True) -> None:
+        """Event mode at t: update the discrete states until settled, back to continuous mode."""
+        inst, v3 = self._instance, self.plan.version == 3
+        p = "fmi3" if v3 else "fmi2"
+        self._time = t
+        if enter:
+            self._fmi(StepFailed, f"{p}EnterEventMode", inst.enterEventMode)
+        update = inst.updateDiscreteStates if v3 else inst.newDiscreteStates
+        name = "fmi3UpdateDiscreteStates" if v3 else "fmi2NewDiscreteStates"
+        for _ in range(1000):
+            needed, terminate, _, _, next_defined, next_time = self._fmi(StepFailed, name, update)
+            if terminate:
+                raise StepFailed(
+                    f"FMU '{self.fmu_name}': {name} at t={t:.9g} s asked to terminate the "
+                    f"simulation{self._log_text()}",
+                    fix="see the FMU's documentation for when it stops",
+                )
+            if not needed:
+                break
+        else:
+            raise StepFailed(f"FMU '{self.fmu_name}': the event iteration at t={t:.9g} s did "
+                             f"not settle after 1000 calls of {name}{self._log_text()}",
+                             fix="check the FMU's discrete equations")
+        self._next_event = float(next_time) if next_defined else float("inf")
+        self._fmi(StepFailed, f"{p}EnterContinuousTimeMode", inst.enterContinuousTimeMode)
+        if self._nx:  # the event may have re-initialized the states
+            self._me_call(self._get_x, f"{p}GetContinuousStates", self._xp[0], self._nx)
+        if self._nz:
+            self._me_call(self._get_z, f"{p}GetEventIndicators", self._zp, self._nz)
+            self._zpos[:] = self._z > 0
 
     def _integrate(self, t: float, dt: float) -> None:
-        """Fixed-step RK4 of the continuous states over [t, t + dt]."""
+        """RK4 over [t, t + dt] in equal sub-steps; a time event ends a sub-step early."""
         p = self.params
-        n = max(1, int(round(dt / p.step_size))) if p.step_size > 0 else p.substeps
+        n = max(1, math.ceil(dt / p.step_size - 1e-9)) if p.step_size > 0 else p.substeps
         h = dt / n
-        inst, x = self._instance, self._x
+        tt = t
+        for k in range(1, n + 1):
+            target = t + dt if k == n else t + k * h
+            eps = 1e-12 * max(1.0, abs(target))
+            while tt < target:
+                end = target
+                if self._next_event < target - eps:  # a time event inside this sub-step
+                    end = max(self._next_event, tt)
+                event = False
+                if end > tt:
+                    self._rk4(tt, end - tt)
+                    event = self._completed_step(end)
+                if event or end >= self._next_event - eps:
+                    self._event_iteration(end)
+                    if self._next_event <= end + eps:  # an FMU that repeats its event time
+                        self._next_event = float("inf")
+                tt = end
+
+    def _rk4(self, t: float, h: float) -> None:
+        """One classical RK4 step of the continuous states from t to t + h."""
+        import numpy as np
+
+        v3, nx = self.plan.version == 3, self._nx
+        p = "fmi3" if v3 else "fmi2"
+        call, settime, setx, getdx = self._me_call, self._set_time, self._set_x, self._get_dx
+        if not nx:
+            call(settime, f"{p}SetTime", t + h)
+            return
+        dname = f"{p}GetContinuousStateDerivatives" if v3 else f"{p}GetDerivatives"
+        x, s, k1, k2, k3, k4 = self._xa
+        xp, sp, k1p, k2p, k3p, k4p = self._xp
+        call(settime, f"{p}SetTime", t)
+        call(setx, f"{p}SetContinuousStates", xp, nx)
+        call(getdx, dname, k1p, nx)
+        np.multiply(k1, h / 2, out=s)
+        s += x
+        call(settime, f"{p}SetTime", t + h / 2)
+        call(setx, f"{p}SetContinuousStates", sp, nx)
+        call(getdx, dname, k2p, nx)
+        np.multiply(k2, h / 2, out=s)
+        s += x
+        call(setx, f"{p}SetContinuousStates", sp, nx)
+        call(getdx, dname, k3p, nx)
+        np.multiply(k3, h, out=s)
+        s += x
+        call(settime, f"{p}SetTime", t + h)
+        call(setx, f"{p}SetContinuousStates", sp, nx)
+        call(getdx, dname, k4p, nx)
+        k2 += k3
+        k2 *= 2.0
+        k1 += k2
+        k1 += k4
+        k1 *= h / 6
+        x += k1
+        call(setx, f"{p}SetContinuousStates", xp, nx)
+
+    def _completed_step(self, t: float) -> bool:
+        """completedIntegratorStep and the event indicators at t; True if an event is due."""
         v3 = self.plan.version == 3
-        get_x = inst.getContinuousStates
-        set_x = inst.setContinuousStates
-        deriv = inst.getContinuousStateDerivatives if v3 else inst.getDerivatives
-        self._fmi(StepFailed, "getContinuousStates", get_x, x, len(x))
-
-        def f(tt: float, xx: Any) -> Any:
-            inst.setTime(tt)
-            set_x(xx, len(xx))
-            deriv(self._dx, len(self._dx))
-            return self._dx.copy()
-
-        def rk4() -> None:
-            nonlocal x
-            tt = t
-            for _ in range(n):
-                k1 = f(tt, x)
-                k2 = f(tt + h / 2, x + h / 2 * k1)
-                k3 = f(tt + h / 2, x + h / 2 * k2)
-                k4 = f(tt + h, x + h * k3)
-                x = x + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
-                tt += h
-            inst.setTime(t + dt)
-            set_x(x, len(x))
-            self._x = x
-
-        self._fmi(StepFailed, "model-exchange RK4 step (fmiSetTime/SetContinuousStates/"
-                  "GetDerivatives)", rk4)
+        p = "fmi3" if v3 else "fmi2"
+        self._time = t
+        self._me_call(self._completed, f"{p}CompletedIntegratorStep", True if v3 else 1,
+                      *self._me_flag_refs)
+        enter, terminate = (bool(f.value) for f in self._me_flags)
+        if terminate:
+            raise StepFailed(
+                f"FMU '{self.fmu_name}': {p}CompletedIntegratorStep at t={t:.9g} s asked to "
+                f"terminate the simulation{self._log_text()}",
+                fix="see the FMU's documentation for when it stops",
+            )
+        if self._nz:
+            self._me_call(self._get_z, f"{p}GetEventIndicators", self._zp, self._nz)
+            now = self._z > 0
+            crossed = (now != self._zpos)[: self._nz]
+            if crossed.any():
+                i = int(crossed.argmax())
+                raise StepFailed(
+                    f"FMU '{self.fmu_name}': state event at t={t:.9g} s (event indicator "
+                    f"{i} changed sign); moonpool's model-exchange integrator (fixed-step "
+                    f"RK4) does not locate or handle state events{self._log_text()}",
+                    fix="use the FMU's co-simulation interface (fmi_type = \"cs\"), or a "
+                    "model-exchange FMU without state events",
+                )
+        return enter
 
     # -- variable access
 
@@ -590,54 +946,6 @@ class FmuComponent(Component):
                 inst.setBoolean(vrs, [bool(v) for v in vals])
             elif typ == "String":
                 inst.setString(vrs, [str(v) for v in vals])
-
-    def _get(self) -> list[float]:
-        inst, v3 = self._instance, self.plan.version == 3
-        out = [0.0] * len(self._read)
-        groups: dict[str, list[int]] = {}
-        for i, var in enumerate(self._read):
-            groups.setdefault(var.type, []).append(i)
-        for typ, idx in groups.items():
-            vrs = [self._read[i].vr for i in idx]
-            if typ in _FLOAT_TYPES:
-                vals = (getattr(inst, f"get{typ}") if v3 else inst.getReal)(vrs)
-            elif typ in _INT_TYPES:
-                name = typ if v3 and typ != "Enumeration" else ("Int64" if v3 else "Integer")
-                vals = (getattr(inst, f"get{name}") if v3 else inst.getInteger)(vrs)
-            else:
-                vals = inst.getBoolean(vrs)
-            for i, v in zip(idx, vals):
-                out[i] = v
-        return out
-
-    def _outputs(self, stamp_ns: int) -> dict[str, Any]:
-        if not self._read:
-            return {}
-        values = self._fmi(StepFailed, "get outputs", self._get)
-        slot = self._slot
-        result = {}
-        for pp, variables in self._outs:
-            msg = pp.port.type()
-            if pp.signals:
-                for b in pp.bindings:
-                    msg.signals.add(name=b.key, value=float(values[slot[b.var.name]]))
-            else:
-                for b in pp.bindings:
-                    target = msg
-                    for part in b.path[:-1]:
-                        target = getattr(target, part)
-                    value = values[slot[b.var.name]]
-                    field = target.DESCRIPTOR.fields_by_name[b.path[-1]]
-                    if field.cpp_type == FieldDescriptor.CPPTYPE_BOOL:
-                        value = bool(value)
-                    elif field.cpp_type not in (FieldDescriptor.CPPTYPE_DOUBLE,
-                                                FieldDescriptor.CPPTYPE_FLOAT):
-                        value = int(round(value))
-                    setattr(target, b.path[-1], value)
-            if "header" in msg.DESCRIPTOR.fields_by_name:
-                msg.header.sim_time_ns = stamp_ns
-            result[pp.port.name] = msg
-        return result
 
     # -- errors
 

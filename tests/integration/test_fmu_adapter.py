@@ -255,3 +255,99 @@ def test_fmu_crash_in_child_process_fails_the_run_cleanly(tmp_path, lag_fmu):
     assert result.summary["failed_component"] == "lag"
     assert "lag" in result.summary["error"]
     assert result.summary["components"]["source"]["steps"] >= 50  # ran until the crash
+
+
+def test_outputs_convert_between_fmu_and_field_types():
+    """The compiled output code: Int32 / Boolean / Float64 variables into int, bool, double
+    fields and signals (start values: backend = 1, earth_rotation = true, init_d = 2.6)."""
+    host = _host(
+        fmu=str(FMU3), start_values={"backend": 1, "earth_rotation": True, "init_d": 2.6},
+        outputs={
+            "flag": {"type": "moonpool.v1.Validity", "fields": {"valid": "earth_rotation"}},
+            "count": {"type": "moonpool.v1.Covariance", "fields": {"n": "backend"}},
+            "depth": {"type": "moonpool.v1.Covariance", "fields": {"n": "d"}},
+            "sig": {"type": "moonpool.v1.Signals",
+                    "fields": {"b": "backend", "e": "earth_rotation", "d": "d"}},
+        })
+    for out in (host.initialize(0), host.step(0, 10_000_000, {})):
+        got = {o.port: o.message for o in out}
+        assert got["flag"].valid is True
+        assert got["count"].n == 1
+        assert got["depth"].n == 3  # 2.6 m rounded
+        sig = {s.name: s.value for s in got["sig"].signals}
+        assert sig["b"] == 1.0 and sig["e"] == 1.0 and sig["d"] == pytest.approx(2.6, abs=1e-3)
+    host.terminate()
+
+
+def test_inputs_are_set_only_when_they_change(monkeypatch):
+    host = _host(fmu=str(FMU3), inputs={"w": {"type": "moonpool.v1.Wrench",
+                                              "fields": {"force_n.x": "tau_X"}}},
+                 outputs={"s": {"type": "moonpool.v1.Signals", "fields": {"u": "u"}}})
+    host.initialize(0)
+    comp = host.component
+    sets = []
+    raw = comp._apply_inputs.__globals__
+    name = next(k for k in raw if k[0] == "S" and k[1:].isdigit())  # the set function
+    real = raw[name]
+    raw[name] = lambda *a: sets.append(a[3][0]) or real(*a)
+    t = 0
+    for x in (10.0, 10.0, 10.0, 20.0, 20.0):
+        w = vehicle_pb2.Wrench()
+        w.force_n.x = x
+        host.step(t, 10_000_000, {"w": w})
+        t += 10_000_000
+    host.step(t, 10_000_000, {})  # no message: the last value is held
+    assert sets == [10.0, 20.0]
+    host.terminate()
+
+
+LOG_ROUTING = """
+import gc, shutil, sys, tempfile
+sys.path[:0] = [{tests!r}, {tests_root!r}]
+from test_fmu_adapter import _host
+from moonpool.components.errors import StepFailed
+import fmpy
+from fmpy.fmi2 import FMU2Slave
+
+fmu = {fmu!r}
+bad, good = _host(fmu=fmu, start_values={{"D2_w": -5.0}}), _host(fmu=fmu)
+try:
+    bad.initialize(0)
+    raise SystemExit("no error")
+except StepFailed as exc:
+    assert "D2_w = -5" in str(exc), exc  # formatted, and routed to the right component
+good.initialize(0)
+assert not good.component._log, good.component._log
+bad.terminate(); good.terminate()
+del bad, good
+gc.collect()
+# A bare fmpy FMI 2 instance (fmpy's default callbacks) logging after our components
+# are gone: its messages must not reach a freed logger.
+md = fmpy.read_model_description(fmu)
+d = tempfile.mkdtemp()
+fmpy.extract(fmu, d)
+f = FMU2Slave(guid=md.guid, unzipDirectory=d, modelIdentifier=md.coSimulation.modelIdentifier)
+f.instantiate()
+vr = next(v.valueReference for v in md.modelVariables if v.name == "D2_w")
+f.setReal([vr], [-5.0])
+f.setupExperiment(startTime=0.0)
+f.enterInitializationMode()
+try:
+    f.exitInitializationMode()
+except Exception:
+    pass
+f.freeInstance()
+shutil.rmtree(d)
+print("ok")
+"""
+
+
+def test_fmi2_log_messages_reach_their_own_component_and_never_a_freed_logger(tmp_path):
+    """fmpy's FMI 2 logger proxy is process-wide: the fmu component routes messages by
+    componentEnvironment (this used to segfault a later bare fmpy FMU that logged)."""
+    fmu2 = ROOT / "fmus" / "build" / "hydrodynamics-fmi2.fmu"
+    here = Path(__file__).parent
+    script = LOG_ROUTING.format(tests=str(here), tests_root=str(here.parent), fmu=str(fmu2))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=Path(__file__).parent, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
