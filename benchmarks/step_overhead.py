@@ -5,8 +5,8 @@
 
 For N = 1, 2, 4, 8 the chain Counter -> Relay -> ... is run in-process and with
 every component in its own process (ipc), Jacobi (all N stepped in parallel at
-every tick), and in as many process groups as there are cores (components
-dealt round-robin; one StepBatch message per group and tick). Prints wall-clock
+every tick), and in as many process groups as there are cores (neighbouring
+components together; one StepBatch message per group and tick). Prints wall-clock
 µs per tick and per component step, and, as the floor, the same fan-out to N
 pure-pyzmq echo processes (zmq_echo.py). The recording
 is off unless --record (the digest is always computed). Results go into
@@ -37,12 +37,12 @@ from moonpool.orchestrator.run import run_rig  # noqa: E402
 
 
 def chain_rig(n: int, placement: str, ticks: int, record: bool, groups: int = 0) -> Rig:
-    """The chain; with ``groups`` > 0 (process placement) the components are dealt
-    round-robin into that many process groups."""
+    """The chain; with ``groups`` > 0 (process placement) the components are split
+    into that many process groups of neighbours."""
     sched = Schedule(Fraction(1000))  # 1 ms
 
-    def group(i: int) -> str:
-        return f"g{i % groups}" if groups else ""
+    def group(i: int) -> str:  # contiguous: c0..c(n/g-1) in g0, and so on
+        return f"g{i * groups // n}" if groups else ""
 
     comps = [ComponentConfig("c0", "chain:Counter", placement, sched, base_dir=HERE,
                              group=group(0))]

@@ -267,10 +267,12 @@ class Execution:
                     if s.adapter.placement == "inproc":
                         s.adapter.start_step(t, s.t_next - t, self._gather(s, t))
                         results[s.index] = s.adapter.finish_step()
+                # Collect and publish in rig order (heap order == rank == index for
+                # Jacobi). Publishing one component's outputs while others are still
+                # working changes nothing: they were all given their inputs already.
                 for s in due:
                     if s.adapter.placement != "inproc":
                         results[s.index] = s.adapter.finish_step()
-                for s in due:  # rig order (heap order == rank == index for Jacobi)
                     self._publish(s, results[s.index], s.t_next)
             else:
                 for s in due:  # heap order == Gauss-Seidel rank
