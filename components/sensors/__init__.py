@@ -1,0 +1,7 @@
+"""Stochastic sensor models (docs/sensors.md).
+
+Every sensor is two things: a pure, vectorised model (numpy arrays of truth in,
+measurements out; usable offline) and a component wrapping it. Shared pieces live
+in ``common.py`` (mount pose, rotations, latency, validity) and ``environment.py``
+(the water density profile and pressure of the hydrodynamics FMU).
+"""
