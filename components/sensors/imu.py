@@ -1,0 +1,538 @@
+"""Strap-down IMU: specific force and angular rate at the mount, with the stochastic
+errors of a real MEMS or tactical-grade device (docs/sensors/imu.md).
+
+Truth (seed 004, "Canonical IMU"), from the dynamics' own acceleration, never a
+finite difference::
+
+    a = v̇ + ω×v + ω̇×r + ω×(ω×r)          (body frame, at the lever arm r)
+    f = R_bsᵀ (a − R_wbᵀ g),  g = (0, 0, +g) NED  → (0, 0, −g) at rest and level
+    ω_s = R_bsᵀ ω
+
+Measurement per triad (gyro, accelerometer), sample k, dt the sample period::
+
+    y_k = Q(clip(M x_k + b_k + n_k + v_k))
+    M   = I + diag(scale_factor) + off-diagonal misalignment
+    b_k = b_GM,k + b_RW,k + c_T (T_k − T_ref)               (reported as truth)
+    b_GM,k = φ b_GM,k−1 + σ_GM √(1 − φ²) w_k,  φ = e^(−dt/T_c), b_GM,0 = σ_GM w_0
+    b_RW,k = b_RW,k−1 + K √dt w_k,  b_RW,0 = 0
+    n_k = N / √dt · w_k                                        (white, noise density N)
+    v_k = (A_0 + A_1 s̄_k) Σ_j sin(2π f_j k dt + φ_j)          (vibration; s̄ = mean |thruster speed|)
+
+Every w is a keyed standard normal (one channel per quantity), so a batch equals
+single steps bit for bit. The stateful processes are run with ``scipy.signal.lfilter``
+carrying the previous value, which performs exactly the same floating-point
+operations for one sample as for many.
+
+Bias instability. A datasheet's "bias instability" B is read from the Allan
+deviation's flat floor, σ_min = 0.664 B. A first-order Gauss–Markov process alone has
+an Allan hump, not a floor; the floor forms where the white noise, the GM hump and the
+rate random walk meet. So σ_GM is *calibrated* (``gm_sigma_for``): the value for which
+the theoretical Allan deviation of the whole triad (white + GM + RRW) at the GM's peak
+τ* = 1.8973 T_c equals 0.664 B.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy.signal import lfilter
+
+from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
+
+from ..component import Component, Port, param
+from ..errors import ParameterError
+from ..noise import KeyedNoise
+from .common import G, Latency, Mount, refuse, rot_from_quat, set_valid, truth_from_state
+
+FLICKER_FACTOR = 0.664
+"""Allan floor of flicker (bias instability) noise: σ_min = sqrt(2 ln 2 / π) B."""
+GM_PEAK = 0.6173636604994069
+"""max_τ of the Allan deviation of a unit-variance first-order GM, reached at τ* below."""
+GM_PEAK_TAU = 1.8973
+"""τ*/T_c where a first-order GM's Allan deviation peaks."""
+
+# ------------------------------------------------------------------ Allan theory
+
+
+def gm_allan_variance(tau, sigma: float, corr_s: float):
+    """Allan variance of a first-order Gauss–Markov process (stationary std sigma,
+    correlation time corr_s) at averaging time tau::
+
+        σ²(τ) = σ² T/τ · [2 − (T/τ)(3 − 4e^(−τ/T) + e^(−2τ/T))]
+    """
+    tau = np.asarray(tau, dtype=float)
+    if sigma == 0.0 or corr_s <= 0.0:
+        return np.zeros_like(tau)
+    x = tau / corr_s
+    return sigma * sigma / x * (2.0 - (3.0 - 4.0 * np.exp(-x) + np.exp(-2.0 * x)) / x)
+
+
+def allan_deviation_model(tau, noise_density: float, gm_sigma: float, corr_s: float,
+                          random_walk: float):
+    """Theoretical Allan deviation of one axis: white (N²/τ) + GM + rate random walk (K²τ/3)."""
+    tau = np.asarray(tau, dtype=float)
+    return np.sqrt(noise_density**2 / tau + gm_allan_variance(tau, gm_sigma, corr_s)
+                   + random_walk**2 * tau / 3.0)
+
+
+def gm_sigma_for(noise_density: float, bias_instability: float, corr_s: float,
+                 random_walk: float) -> float:
+    """σ_GM such that the triad's Allan deviation at the GM peak τ* = 1.8973·T_c equals
+    0.664·B::
+
+        σ_GM = √((0.664 B)² − N²/τ* − K² τ*/3) / 0.6174
+
+    (0.6174 σ_GM is the GM's own Allan peak). With T_c between the white and random-walk
+    regions this point is the flat floor; with well separated regions σ_GM → 0.664 B/0.6174.
+    Raises ValueError when white noise and random walk alone exceed 0.664·B at τ*.
+    """
+    B, N, K, T = bias_instability, noise_density, random_walk, corr_s
+    if B == 0.0:
+        return 0.0
+    if not T > 0.0:
+        raise ValueError("the bias correlation time must be > 0")
+    tau = GM_PEAK_TAU * T
+    rest = (FLICKER_FACTOR * B) ** 2 - N * N / tau - K * K * tau / 3.0
+    if rest <= 0.0:
+        raise ValueError(
+            f"white noise and random walk alone give an Allan deviation of "
+            f"{math.sqrt(N * N / tau + K * K * tau / 3.0):.4g} at tau* = {tau:.4g} s, "
+            f"not below 0.664*B = {FLICKER_FACTOR * B:.4g}")
+    return math.sqrt(rest) / GM_PEAK
+
+
+# ------------------------------------------------------------------ parameters
+
+
+@dataclass(frozen=True)
+class TriadErrors:
+    """Error model of one sensor triad. Units: U is rad/s (gyro) or m/s² (accel)."""
+
+    noise_density: float
+    """White noise density N, U/√Hz (angle / velocity random walk)."""
+    bias_instability: float
+    """Bias instability B, U: the Allan floor is 0.664·B (0: no Gauss–Markov bias)."""
+    bias_correlation_s: float
+    """Correlation time T_c of the Gauss–Markov bias, s."""
+    random_walk: float
+    """Bias (rate) random walk K, U·√Hz = U/√s."""
+    scale_factor: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Per-axis scale-factor error (fraction; 1e-3 = 1000 ppm)."""
+    misalignment: tuple[float, ...] = (0.0,) * 6
+    """Cross-axis terms (xy, xz, yx, yz, zx, zy) of M, rad (small angles)."""
+    temperature_coeff: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Linear bias temperature sensitivity per axis, U/°C."""
+    lsb: float = 0.0
+    """Quantization step, U (0: none)."""
+    range: float = 0.0
+    """Measurement range ±, U (0: unlimited)."""
+    vibration_amplitude: float = 0.0
+    """Vibration amplitude A_0 of each sinusoid, U."""
+    vibration_per_radps: float = 0.0
+    """Vibration amplitude per rad/s of mean |thruster speed|, A_1, U/(rad/s)."""
+
+    @property
+    def gm_sigma(self) -> float:
+        """Stationary standard deviation σ_GM of the Gauss–Markov bias, U."""
+        return gm_sigma_for(self.noise_density, self.bias_instability,
+                            self.bias_correlation_s, self.random_walk)
+
+    @property
+    def matrix(self) -> np.ndarray:
+        """M = I + diag(scale_factor) + misalignment."""
+        M = np.eye(3) + np.diag(self.scale_factor)
+        for (i, j), m in zip(((0, 1), (0, 2), (1, 0), (1, 2), (2, 0), (2, 1)), self.misalignment):
+            M[i, j] += m
+        return M
+
+
+DEG = math.pi / 180.0
+HOUR = 3600.0
+MG = 1e-3 * G
+
+# MEMS, ADIS16448-class. White noise densities from reference/NOTES.md (gyro 3.4e-4
+# rad/s/√Hz, accel 4e-3 m/s²/√Hz); LSB and range are the ADIS16448 datasheet's
+# (0.04 °/s, ±1000 °/s; 0.833 mg, ±18 g). B and K are set relative to N
+# (B = 0.8 N·√(1 s), K = 0.1 N/(1 s), T_c = 10 s) so that white noise, the flat floor and
+# the rate random walk each own a decade of τ inside a 2-hour record (docs/sensors/imu.md):
+# gyro B = 2.7e-4 rad/s (56 °/h, worse than the datasheet's 14.5 °/h), accel
+# B = 3.2e-3 m/s² (0.33 mg; datasheet 0.25 mg).
+_MEMS_GYRO = TriadErrors(
+    noise_density=3.4e-4, bias_instability=2.72e-4, bias_correlation_s=10.0,
+    random_walk=3.4e-5, scale_factor=(2e-3, -1.5e-3, 1e-3),
+    misalignment=(1e-3, -5e-4, 8e-4, 6e-4, -7e-4, 4e-4),
+    temperature_coeff=(1e-5, -1e-5, 5e-6), lsb=0.04 * DEG, range=1000.0 * DEG,
+)
+_MEMS_ACCEL = TriadErrors(
+    noise_density=4e-3, bias_instability=3.2e-3, bias_correlation_s=10.0,
+    random_walk=4e-4, scale_factor=(1.5e-3, 2e-3, -1e-3),
+    misalignment=(-6e-4, 5e-4, 1e-3, -8e-4, 4e-4, 7e-4),
+    temperature_coeff=(1e-4, 1e-4, -1.5e-4), lsb=0.833 * MG, range=18.0 * G,
+)
+# Tactical grade (HG1700/ring-laser-class typical figures, not one datasheet): ARW
+# 0.125 °/√h, bias instability 1 °/h, RRW 0.01 °/h/√h... expressed per second;
+# accel VRW 0.03 m/s/√h, bias instability 50 µg. Gyro T_c = 300 s sits between the white
+# (floor reached near τ ≈ 130 s) and RRW regions (beyond 2 h); accel T_c = 30 s (white
+# noise reaches the floor near τ ≈ 2 s).
+_TAC_GYRO = TriadErrors(
+    noise_density=0.125 * DEG / 60.0, bias_instability=1.0 * DEG / HOUR, bias_correlation_s=300.0,
+    random_walk=0.01 * DEG / HOUR / 60.0, scale_factor=(1.5e-4, -1e-4, 1e-4),
+    misalignment=(5e-5, -5e-5, 4e-5, 3e-5, -4e-5, 2e-5),
+    temperature_coeff=(1e-7, -1e-7, 5e-8), lsb=1e-6, range=1000.0 * DEG,
+)
+_TAC_ACCEL = TriadErrors(
+    noise_density=0.03 / 60.0, bias_instability=50e-6 * G, bias_correlation_s=30.0,
+    random_walk=1e-5, scale_factor=(3e-4, 2e-4, -2e-4),
+    misalignment=(-5e-5, 5e-5, 1e-4, -8e-5, 4e-5, 7e-5),
+    temperature_coeff=(1e-5, 1e-5, -1e-5), lsb=1e-5, range=40.0 * G,
+)
+_IDEAL = TriadErrors(noise_density=0.0, bias_instability=0.0, bias_correlation_s=1.0,
+                     random_walk=0.0)
+
+
+@dataclass(frozen=True)
+class ImuModelParams:
+    """Error model of an IMU (both triads) and its environment inputs."""
+
+    gyro: TriadErrors = _MEMS_GYRO
+    """Gyroscope errors (U = rad/s)."""
+    accel: TriadErrors = _MEMS_ACCEL
+    """Accelerometer errors (U = m/s²)."""
+    reference_temperature_c: float = 25.0
+    """Temperature at which the temperature bias term is zero, °C."""
+    vibration_freqs_hz: tuple[float, ...] = (47.0, 23.0)
+    """Frequencies of the vibration sinusoids, Hz (phases keyed per axis)."""
+
+    @classmethod
+    def mems(cls, **kw: Any) -> ImuModelParams:
+        """ADIS16448-class MEMS preset."""
+        return cls(gyro=_MEMS_GYRO, accel=_MEMS_ACCEL, **kw)
+
+    @classmethod
+    def tactical(cls, **kw: Any) -> ImuModelParams:
+        """Tactical-grade preset."""
+        return cls(gyro=_TAC_GYRO, accel=_TAC_ACCEL, **kw)
+
+    @classmethod
+    def ideal(cls, **kw: Any) -> ImuModelParams:
+        """No errors at all (truth passes through)."""
+        return cls(gyro=_IDEAL, accel=_IDEAL, **kw)
+
+
+PRESETS = {"mems": ImuModelParams.mems, "tactical": ImuModelParams.tactical,
+           "ideal": ImuModelParams.ideal}
+
+# ------------------------------------------------------------------ truth
+
+
+def specific_force_and_rate(quat, vel, omega, accel, omega_dot, mount: Mount = Mount()):
+    """Noise-free specific force and angular rate at the mount, sensor frame.
+
+    Arrays (n, 4) / (n, 3) (or single vectors): quaternion body→NED, body velocity,
+    body angular rate, dynamics' body acceleration v̇, angular acceleration ω̇.
+    Returns (f_s, ω_s), each (n, 3) (or (3,)).
+    """
+    q = np.asarray(quat, dtype=float)
+    w = np.asarray(omega, dtype=float)
+    r = np.broadcast_to(mount.r, w.shape)
+    a = (np.asarray(accel, dtype=float) + np.cross(w, vel) + np.cross(omega_dot, r)
+         + np.cross(w, np.cross(w, r)))
+    R_wb = rot_from_quat(q)
+    g_body = np.einsum("...ji,j->...i", R_wb, np.array([0.0, 0.0, G]))  # R_wbᵀ g
+    R_bs = mount.R_bs
+    f_s = (a - g_body) @ R_bs  # R_bsᵀ x for row vectors
+    w_s = w @ R_bs
+    return f_s, w_s
+
+
+# ------------------------------------------------------------------ the model
+
+
+@dataclass
+class _TriadState:
+    gm: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    rw: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+class ImuModel:
+    """Vectorised stochastic IMU. ``run(f_true, w_true, ...)`` produces the next
+    ``len(f_true)`` samples (indices ``next_index …``), continuing the bias processes;
+    one call of n samples equals n calls of one sample, bit for bit."""
+
+    def __init__(self, params: ImuModelParams, dt: float, seed: int, name: str) -> None:
+        if not dt > 0:
+            raise ValueError("the sample period dt must be > 0")
+        self.params, self.dt = params, float(dt)
+        self.noise = KeyedNoise(seed, name)
+        self._triads = {}
+        for key, tp in (("gyro", params.gyro), ("accel", params.accel)):
+            phi = math.exp(-self.dt / tp.bias_correlation_s) if tp.bias_correlation_s > 0 else 0.0
+            sig = tp.gm_sigma
+            phases = (2.0 * math.pi * self.noise.uniform_range(0, len(params.vibration_freqs_hz),
+                                                               f"{key}_vib_phase", 3)
+                      if params.vibration_freqs_hz else np.zeros((0, 3)))
+            self._triads[key] = dict(tp=tp, M=tp.matrix, phi=phi, sigma=sig,
+                                     sigma_d=sig * math.sqrt(1.0 - phi * phi),
+                                     rw_step=tp.random_walk * math.sqrt(self.dt), phases=phases)
+        self.reset()
+
+    def reset(self) -> None:
+        """Back to sample 0."""
+        self.next_index = 0
+        self._state = {"gyro": _TriadState(), "accel": _TriadState()}
+
+    def gm_sigma(self, triad: str) -> float:
+        """σ_GM of "gyro" or "accel"."""
+        return self._triads[triad]["sigma"]
+
+    def _bias(self, key: str, first: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        t, st = self._triads[key], self._state[key]
+        if t["sigma"] > 0:
+            x = t["sigma_d"] * self.noise.normal_range(first, n, f"{key}_gm", 3)
+            if first == 0:
+                x[0] = t["sigma"] * self.noise.normal(0, f"{key}_gm", 3)
+            gm, _ = lfilter([1.0], [1.0, -t["phi"]], x, axis=0, zi=(t["phi"] * st.gm)[None, :])
+        else:
+            gm = np.zeros((n, 3))
+        if t["rw_step"] > 0:
+            x = t["rw_step"] * self.noise.normal_range(first, n, f"{key}_rw", 3)
+            if first == 0:
+                x[0] = 0.0
+            rw, _ = lfilter([1.0], [1.0, -1.0], x, axis=0, zi=st.rw[None, :])
+        else:
+            rw = np.zeros((n, 3))
+        st.gm, st.rw = gm[-1].copy(), rw[-1].copy()
+        return gm, rw
+
+    def run(self, f_true, w_true, temperature_c=None, thruster_speed=None) -> dict[str, np.ndarray]:
+        """The next n samples. f_true, w_true: (n, 3) noise-free specific force (m/s²) and
+        rate (rad/s) in the sensor frame; temperature_c: (n,) °C (default: the reference);
+        thruster_speed: (n,) mean |thruster speed|, rad/s (default 0).
+
+        Returns arrays: ``accel``, ``gyro`` (n, 3) measurements; ``accel_bias``,
+        ``gyro_bias`` (n, 3) total biases (truth); ``accel_saturated``,
+        ``gyro_saturated`` (n,) bool (some axis beyond the range: value clipped);
+        ``index`` (n,) sample indices.
+        """
+        f_true = np.atleast_2d(np.asarray(f_true, dtype=float))
+        w_true = np.atleast_2d(np.asarray(w_true, dtype=float))
+        n = f_true.shape[0]
+        first = self.next_index
+        p = self.params
+        temp = (np.full(n, p.reference_temperature_c) if temperature_c is None
+                else np.broadcast_to(np.asarray(temperature_c, dtype=float), (n,)))
+        speed = (np.zeros(n) if thruster_speed is None
+                 else np.broadcast_to(np.asarray(thruster_speed, dtype=float), (n,)))
+        idx = np.arange(first, first + n)
+        t = idx * self.dt
+        out: dict[str, np.ndarray] = {"index": idx}
+        for key, x in (("gyro", w_true), ("accel", f_true)):
+            tr = self._triads[key]
+            tp: TriadErrors = tr["tp"]
+            gm, rw = self._bias(key, first, n)
+            bias = gm + rw + np.outer(temp - p.reference_temperature_c, tp.temperature_coeff)
+            y = x @ tr["M"].T + bias
+            if tp.noise_density > 0:
+                y = y + (tp.noise_density / math.sqrt(self.dt)) * self.noise.normal_range(
+                    first, n, f"{key}_white", 3)
+            if (tp.vibration_amplitude or tp.vibration_per_radps) and p.vibration_freqs_hz:
+                amp = tp.vibration_amplitude + tp.vibration_per_radps * speed
+                vib = np.zeros((n, 3))
+                for fj, ph in zip(p.vibration_freqs_hz, tr["phases"]):
+                    vib += np.sin(2.0 * math.pi * fj * t[:, None] + ph[None, :])
+                y = y + amp[:, None] * vib
+            if tp.lsb > 0:
+                y = tp.lsb * np.round(y / tp.lsb)
+            sat = np.zeros(n, dtype=bool)
+            if tp.range > 0:
+                sat = np.any(np.abs(y) > tp.range, axis=1)
+                y = np.clip(y, -tp.range, tp.range)
+            out[key], out[f"{key}_bias"], out[f"{key}_saturated"] = y, bias, sat
+        self.next_index = first + n
+        return out
+
+
+# ------------------------------------------------------------------ component
+
+_TRIAD_FIELDS = ("noise_density", "bias_instability", "bias_correlation_s", "random_walk",
+                 "scale_factor", "misalignment", "temperature_coeff", "lsb", "range",
+                 "vibration_amplitude", "vibration_per_radps")
+_UNITS = {"gyro": ("rad/s", "rad/s/sqrt(Hz)", "rad/s/sqrt(s)"),
+          "accel": ("m/s^2", "m/s^2/sqrt(Hz)", "m/s^2/sqrt(s)")}
+
+
+def _triad_params(prefix: str, d: TriadErrors) -> dict[str, Any]:
+    u, und, urw = _UNITS[prefix]
+    docs = {
+        "noise_density": ("white noise density N", und),
+        "bias_instability": ("bias instability B (Allan floor = 0.664 B)", u),
+        "bias_correlation_s": ("correlation time of the Gauss-Markov bias", "s"),
+        "random_walk": ("bias random walk K", urw),
+        "scale_factor": ("per-axis scale-factor error (fraction)", "1"),
+        "misalignment": ("cross-axis terms (xy, xz, yx, yz, zx, zy)", "rad"),
+        "temperature_coeff": ("bias temperature sensitivity per axis", f"{u}/degC"),
+        "lsb": ("quantization step (0: none)", u),
+        "range": ("measurement range +- (0: unlimited)", u),
+        "vibration_amplitude": ("vibration amplitude of each sinusoid", u),
+        "vibration_per_radps": ("vibration amplitude per rad/s of mean |thruster speed|",
+                                f"{u}/(rad/s)"),
+    }
+    return {f"{prefix}_{k}": (getattr(d, k), *docs[k]) for k in _TRIAD_FIELDS}
+
+
+def _make_parameters():
+    ns: dict[str, Any] = {"__annotations__": {}}
+    ann = ns["__annotations__"]
+
+    def add(name, typ, default, doc, unit=""):
+        ann[name] = typ
+        ns[name] = param(default, doc, unit=unit)
+
+    add("grade", str, "", "preset 'mems', 'tactical' or 'ideal' for every gyro_*/accel_* "
+        "parameter (those must then stay at their defaults); '' uses the gyro_*/accel_* "
+        "values, whose defaults are the MEMS preset")
+    for prefix, d in (("gyro", _MEMS_GYRO), ("accel", _MEMS_ACCEL)):
+        for name, (default, doc, unit) in _triad_params(prefix, d).items():
+            add(name, tuple[float, ...] if isinstance(default, tuple) else float, default,
+                f"{prefix}: {doc}", unit)
+    add("vibration_freqs_hz", tuple[float, ...], (47.0, 23.0), "vibration sinusoid frequencies", "Hz")
+    add("temperature_c", float, 25.0, "sensor temperature at the start", "degC")
+    add("temperature_rate_cps", float, 0.0, "linear temperature drift", "degC/s")
+    add("reference_temperature_c", float, 25.0, "temperature of zero thermal bias", "degC")
+    add("mount_xyz_m", tuple[float, ...], (0.0, 0.0, 0.0), "lever arm, body frame (FRD)", "m")
+    add("mount_rpy_rad", tuple[float, ...], (0.0, 0.0, 0.0),
+        "sensor axes relative to the body (roll, pitch, yaw, ZYX)", "rad")
+    add("latency_s", float, 0.0, "output latency (stamped with the sample time)", "s")
+    cls = type("Parameters", (), ns)
+    return dataclass(frozen=True, kw_only=True)(cls)
+
+
+class ImuSensor(Component):
+    """Strap-down IMU: specific force and angular rate at the mount with scale factor,
+    misalignment, white noise, Gauss-Markov bias instability, bias random walk,
+    temperature drift, vibration, quantization and range; biases reported as truth."""
+
+    inputs = (
+        Port("state", vehicle_pb2.VehicleState, "true vehicle state (with the dynamics' acceleration)"),
+        Port("thrusters", vehicle_pb2.ThrusterFeedback,
+             "optional: mean |speed| scales the vibration amplitude"),
+    )
+    outputs = (Port("imu", sensors_pb2.Imu, "specific force and angular rate, sensor frame"),)
+
+    Parameters = _make_parameters()
+
+    def configure(self, params) -> None:
+        def bad(msg: str, fix: str):
+            raise ParameterError(msg, component=self.name, fix=fix)
+
+        if not self.period_ns > 0:
+            bad("the IMU needs a fixed rate", "set rate_hz (or period) for this component")
+        triads = {}
+        if params.grade:
+            if params.grade not in PRESETS:
+                bad(f"unknown grade {params.grade!r}", f"use one of {sorted(PRESETS)} or ''")
+            defaults = type(params)()
+            changed = [f"{p}_{k}" for p in ("gyro", "accel") for k in _TRIAD_FIELDS
+                       if getattr(params, f"{p}_{k}") != getattr(defaults, f"{p}_{k}")]
+            if changed:
+                bad(f"grade {params.grade!r} conflicts with explicit {', '.join(changed)}",
+                    "give either grade or the gyro_*/accel_* parameters")
+            model = PRESETS[params.grade]()
+            triads = {"gyro": model.gyro, "accel": model.accel}
+        else:
+            for prefix in ("gyro", "accel"):
+                kw = {k: getattr(params, f"{prefix}_{k}") for k in _TRIAD_FIELDS}
+                for k, n in (("scale_factor", 3), ("misalignment", 6), ("temperature_coeff", 3)):
+                    if len(kw[k]) != n:
+                        bad(f"{prefix}_{k} needs {n} values, got {len(kw[k])}",
+                            f"give {n} numbers")
+                    kw[k] = tuple(float(v) for v in kw[k])
+                for k in ("noise_density", "bias_instability", "random_walk", "lsb", "range",
+                          "vibration_amplitude", "vibration_per_radps"):
+                    if kw[k] < 0:
+                        bad(f"{prefix}_{k} must be >= 0", f"set {prefix}_{k} >= 0")
+                if not kw["bias_correlation_s"] > 0:
+                    bad(f"{prefix}_bias_correlation_s must be > 0", "give a positive time")
+                triads[prefix] = TriadErrors(**kw)
+        for prefix, tp in triads.items():
+            try:
+                tp.gm_sigma
+            except ValueError as exc:
+                bad(f"{prefix}: {exc}", f"raise {prefix}_bias_instability or lower "
+                    f"{prefix}_noise_density / {prefix}_random_walk")
+        for name, n in (("mount_xyz_m", 3), ("mount_rpy_rad", 3)):
+            if len(getattr(params, name)) != n:
+                bad(f"{name} needs {n} values", f"give {n} numbers")
+        if params.latency_s < 0:
+            bad("latency_s must be >= 0", "set latency_s >= 0")
+        self.p = params
+        self.mount = Mount(tuple(params.mount_xyz_m), tuple(params.mount_rpy_rad))
+        self.model_params = ImuModelParams(
+            gyro=triads["gyro"], accel=triads["accel"],
+            reference_temperature_c=params.reference_temperature_c,
+            vibration_freqs_hz=tuple(float(f) for f in params.vibration_freqs_hz))
+        self.dt = self.period_ns * 1e-9
+
+    def initialize(self, start_time_ns: int):
+        self.model = ImuModel(self.model_params, self.dt, self.seed, self.name)
+        self.latency = Latency(round(self.p.latency_s * 1e9))
+        self.k = 0
+        return None
+
+    def temperature(self, k):
+        """Sensor temperature at sample k, °C."""
+        return self.p.temperature_c + self.p.temperature_rate_cps * np.asarray(k) * self.dt
+
+    def step(self, t_ns, dt_ns, inputs):
+        k, self.k = self.k, self.k + 1
+        state = inputs.get("state")
+        thr = inputs.get("thrusters")
+        speed = 0.0
+        if thr is not None and len(thr.thrusters):
+            speed = float(np.mean([abs(s.speed_radps) for s in thr.thrusters]))
+        msg = sensors_pb2.Imu(header=self.header(t_ns, self.name))
+        f_true = w_true = np.zeros(3)
+        if state is not None:
+            tr = truth_from_state(state)
+            f_true, w_true = specific_force_and_rate(
+                tr.quaternion, tr.velocity_body_mps, tr.angular_velocity_body_radps,
+                tr.acceleration_body_mps2, tr.angular_acceleration_body_radps2, self.mount)
+        # The bias processes advance every sample, refused or not (sample k = step k).
+        out = self.model.run(f_true[None, :], w_true[None, :], self.temperature(k), speed)
+        temp = float(self.temperature(k))
+        msg.temperature_c = temp
+        _put(msg.true_accel_bias_mps2, out["accel_bias"][0])
+        _put(msg.true_gyro_bias_radps, out["gyro_bias"][0])
+        if state is None:
+            refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
+        else:
+            _put(msg.true_specific_force_mps2, f_true)
+            _put(msg.true_angular_rate_radps, w_true)
+            if not state.HasField("linear_acceleration_body_mps2"):
+                refuse(msg.validity, common_pb2.REFUSAL_REASON_UPSTREAM_INVALID,
+                       "the vehicle state carries no linear acceleration; the specific force "
+                       "is not invented from differences")
+            elif out["accel_saturated"][0] or out["gyro_saturated"][0]:
+                which = [s for s in ("accel", "gyro") if out[f"{s}_saturated"][0]]
+                refuse(msg.validity, common_pb2.REFUSAL_REASON_SATURATED,
+                       f"{' and '.join(which)} beyond the measurement range "
+                       f"(accel ±{self.model_params.accel.range:g} m/s², "
+                       f"gyro ±{self.model_params.gyro.range:g} rad/s)")
+            else:
+                _put(msg.specific_force_mps2, out["accel"][0])
+                _put(msg.angular_rate_radps, out["gyro"][0])
+                set_valid(msg.validity)
+        self.latency.push(t_ns, msg)
+        ready = self.latency.pop_ready(t_ns)
+        return {"imu": ready[-1]} if ready else None
+
+
+def _put(v, a) -> None:
+    v.x, v.y, v.z = float(a[0]), float(a[1]), float(a[2])
+
+
+__all__ = ["ImuSensor", "ImuModel", "ImuModelParams", "TriadErrors", "specific_force_and_rate",
+           "allan_deviation_model", "gm_allan_variance", "gm_sigma_for", "PRESETS"]

@@ -1,0 +1,198 @@
+"""Absolute pressure sensor (docs/sensors/pressure.md).
+
+The sensor sits at the lever arm r of the body; its depth is d_s = d + (R_wb r)_z and
+it measures the absolute pressure of the FMU's water column there::
+
+    p_true = p_atm + g ∫0^d_s rho(z) dz            (WaterColumn, closed form)
+    p      = Q(p_true + b + sigma_p n_k),   n_k ~ N(0, 1) keyed on (seed, name, "pressure", k)
+
+with Q the quantization to ``resolution_pa`` (round to nearest; 0: none). Refused
+above the surface (d_s < 0, REFUSAL_REASON_ABOVE_SURFACE) and beyond the full scale
+(p_true > full_scale_pa when full_scale_pa > 0, REFUSAL_REASON_SATURATED).
+
+``PressureModel`` is the pure vectorised model (arrays of truth in, arrays out);
+``PressureSensor`` the component wrapping it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
+
+from ..component import Component, Port, param
+from ..errors import ParameterError
+from ..noise import KeyedNoise
+from .common import G, P_ATM, Latency, Mount, refuse, rot_from_quat, set_valid, truth_from_state
+from .environment import WaterColumn
+
+VALID = 0
+ABOVE_SURFACE = common_pb2.REFUSAL_REASON_ABOVE_SURFACE
+SATURATED = common_pb2.REFUSAL_REASON_SATURATED
+
+
+@dataclass(frozen=True)
+class PressureParams:
+    """Error model of the pressure sensor (the water column is a separate WaterColumn)."""
+
+    noise_pa: float = 50.0
+    """White noise standard deviation sigma_p, Pa."""
+    bias_pa: float = 0.0
+    """Constant bias b, Pa."""
+    resolution_pa: float = 1.0
+    """Quantization step (LSB), Pa; 0: no quantization."""
+    full_scale_pa: float = 0.0
+    """Largest absolute pressure the sensor measures, Pa; 0: unlimited."""
+
+    def check(self) -> None:
+        for name in ("noise_pa", "resolution_pa", "full_scale_pa"):
+            v = getattr(self, name)
+            if not (v >= 0 and np.isfinite(v)):
+                raise ValueError(f"{name} must be finite and >= 0, got {v}")
+        if not np.isfinite(self.bias_pa):
+            raise ValueError(f"bias_pa must be finite, got {self.bias_pa}")
+
+
+@dataclass
+class PressureBatch:
+    """n pressure samples (arrays on axis 0)."""
+
+    index: np.ndarray  # (n,) sample indices
+    reason: np.ndarray  # (n,) 0 (valid) or a REFUSAL_REASON_*
+    pressure_pa: np.ndarray  # (n,) measured; NaN where refused
+    true_pressure_pa: np.ndarray  # (n,)
+    true_depth_m: np.ndarray  # (n,) depth of the sensor point
+
+    @property
+    def valid(self) -> np.ndarray:
+        return self.reason == VALID
+
+    def fill(self, i: int, msg: sensors_pb2.Pressure, water: WaterColumn,
+             params: PressureParams) -> sensors_pb2.Pressure:
+        """Write sample i into msg (validity, value, truth)."""
+        msg.true_pressure_pa = float(self.true_pressure_pa[i])
+        msg.true_depth_m = float(self.true_depth_m[i])
+        r = int(self.reason[i])
+        if r == VALID:
+            msg.pressure_pa = float(self.pressure_pa[i])
+            set_valid(msg.validity)
+        elif r == ABOVE_SURFACE:
+            refuse(msg.validity, r, f"sensor {-self.true_depth_m[i]:.3f} m above the surface")
+        else:
+            refuse(msg.validity, r, f"true pressure {self.true_pressure_pa[i]:.1f} Pa beyond the "
+                                    f"full scale {params.full_scale_pa:.1f} Pa")
+        return msg
+
+
+class PressureModel:
+    """Pure vectorised pressure model of one sensor instance (seed, name)."""
+
+    def __init__(self, params: PressureParams = PressureParams(),
+                 water: WaterColumn = WaterColumn(), mount: Mount = Mount(),
+                 seed: int = 0, name: str = "pressure") -> None:
+        params.check()
+        self.params, self.water, self.mount = params, water, mount
+        self.noise = KeyedNoise(seed, name)
+
+    def sensor_depth(self, position_ned_m, quaternion) -> np.ndarray:
+        """d_s = d + (R_wb r)_z for n samples."""
+        pos = np.atleast_2d(np.asarray(position_ned_m, dtype=float))
+        R = rot_from_quat(np.atleast_2d(np.asarray(quaternion, dtype=float)))
+        r = self.mount.r
+        return pos[:, 2] + (R[:, 2, 0] * r[0] + R[:, 2, 1] * r[1] + R[:, 2, 2] * r[2])
+
+    def measure(self, position_ned_m, quaternion, first: int = 0) -> PressureBatch:
+        """Samples first .. first+n-1 from n positions (n, 3) and quaternions (n, 4)
+        (w, x, y, z, body -> NED). Identical whether called once for n samples or n
+        times for one."""
+        p = self.params
+        depth = self.sensor_depth(position_ned_m, quaternion)
+        n = depth.shape[0]
+        true_p = np.asarray(self.water.pressure(depth), dtype=float)
+        z = self.noise.normal_range(first, n, "pressure")[:, 0]
+        value = true_p + p.bias_pa + p.noise_pa * z
+        if p.resolution_pa > 0:
+            value = np.round(value / p.resolution_pa) * p.resolution_pa
+        reason = np.zeros(n, dtype=int)
+        if p.full_scale_pa > 0:
+            reason[true_p > p.full_scale_pa] = SATURATED
+        reason[depth < 0] = ABOVE_SURFACE
+        value = np.where(reason == VALID, value, np.nan)
+        return PressureBatch(np.arange(first, first + n), reason, value, true_p, depth)
+
+
+def _latency_ns(latency_s: float) -> int:
+    return int(round(latency_s * 1e9))
+
+
+class PressureSensor(Component):
+    """Absolute pressure at the sensor point through the FMU's density profile
+    (p_atm + g ∫rho dz), with bias, white noise and quantization; refused above the
+    surface and beyond the full scale."""
+
+    inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
+    outputs = (Port("pressure", sensors_pb2.Pressure, "absolute pressure, Pa"),)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters:
+        noise_pa: float = param(50.0, "white noise standard deviation", unit="Pa")
+        bias_pa: float = param(0.0, "constant bias", unit="Pa")
+        resolution_pa: float = param(1.0, "quantization step (0: none)", unit="Pa")
+        full_scale_pa: float = param(0.0, "largest measurable absolute pressure (0: unlimited)",
+                                     unit="Pa")
+        rho_surface: float = param(1025.0, "water density at the surface (FMU name)", unit="kg/m^3")
+        pycnocline_depth: float = param(0.0, "depth of the centre of the density ramp", unit="m")
+        pycnocline_width: float = param(0.0, "thickness of the density ramp (0: a step)", unit="m")
+        pycnocline_delta_rho: float = param(0.0, "density increase across the ramp",
+                                            unit="kg/m^3")
+        g: float = param(G, "gravity", unit="m/s^2")
+        atmospheric_pa: float = param(P_ATM, "pressure at the surface", unit="Pa")
+        mount_xyz_m: tuple[float, ...] = param((0.0, 0.0, 0.0), "lever arm, body frame (FRD)",
+                                               unit="m")
+        mount_rpy_rad: tuple[float, ...] = param((0.0, 0.0, 0.0),
+                                                 "sensor axes relative to the body (ZYX)", unit="rad")
+        latency_s: float = param(0.0, "delay between sampling and output", unit="s")
+
+    def configure(self, params: Parameters) -> None:
+        fail = None
+        if len(params.mount_xyz_m) != 3 or len(params.mount_rpy_rad) != 3:
+            fail = "mount_xyz_m and mount_rpy_rad take 3 values each"
+        elif params.latency_s < 0:
+            fail = "latency_s must be >= 0"
+        elif not (params.rho_surface > 0 and params.pycnocline_width >= 0 and params.g >= 0):
+            fail = "rho_surface must be > 0, pycnocline_width and g >= 0"
+        if fail:
+            raise ParameterError(fail, component=self.name, fix="correct the value in the rig")
+        self.sensor_params = PressureParams(params.noise_pa, params.bias_pa,
+                                            params.resolution_pa, params.full_scale_pa)
+        try:
+            self.sensor_params.check()
+        except ValueError as exc:
+            raise ParameterError(str(exc), component=self.name, fix="use a value >= 0") from None
+        self.water = WaterColumn(params.rho_surface, params.pycnocline_depth,
+                                 params.pycnocline_width, params.pycnocline_delta_rho,
+                                 params.g, params.atmospheric_pa)
+        self.mount = Mount(tuple(params.mount_xyz_m), tuple(params.mount_rpy_rad))
+        self.model = PressureModel(self.sensor_params, self.water, self.mount, self.seed, self.name)
+        self.latency_ns = _latency_ns(params.latency_s)
+
+    def initialize(self, start_time_ns: int):
+        self.k = 0  # sample index since initialize: the noise key
+        self.delay = Latency(self.latency_ns)
+        return None
+
+    def step(self, t_ns, dt_ns, inputs):
+        k, self.k = self.k, self.k + 1
+        msg = sensors_pb2.Pressure(header=self.header(t_ns, self.name))
+        state = inputs.get("state")
+        if state is None:
+            refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
+        else:
+            truth = truth_from_state(state)
+            batch = self.model.measure(truth.position_ned_m[None], truth.quaternion[None], k)
+            batch.fill(0, msg, self.water, self.sensor_params)
+        self.delay.push(t_ns, msg)
+        ready = self.delay.pop_ready(t_ns)
+        return {"pressure": ready[-1]} if ready else None

@@ -1,0 +1,121 @@
+"""IMU acceptance (issue 4): the Allan deviation of a stationary simulated IMU (8 h at
+100 Hz, 2,880,000 samples per axis; the issue asks >= 2 h) recovers the configured
+angle/velocity random walk (at τ = 1 s) and bias instability (flat minimum / 0.664) on
+every axis, and the rate random walk (the slope +1/2 line read at τ = 3 s) from the
+Allan deviation pooled over the three identically configured axes, within ±10 %, for
+gyro and accelerometer; and the Gauss–Markov bias has the stationary variance and lag
+autocorrelation e^(−τ/T).
+
+Why 8 h and pooling for K: the random walk only dominates from τ ≈ 100 s, where a 2 h
+record holds few independent intervals. Over 12 seeds x 3 axes, K read per axis from 2 h
+scatters with a standard deviation of 15 % (max 38 %); from 8 h, 10 % per axis and 6 %
+(mean +3.6 %) pooled over 3 axes (docs/sensors/imu.md). N and B scatter by 1-2 %.
+
+The Allan deviation here is written from the textbook definition (overlapping
+estimator on the integrated signal), independently of the model's own theory.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from moonpool.components.sensors.common import G
+from moonpool.components.sensors.imu import ImuModel, ImuModelParams, TriadErrors
+
+DT = 0.01
+N_SAMPLES = 2_880_000  # 8 h at 100 Hz
+N_GM = 720_000  # 2 h for the Gauss-Markov test
+TOL = 0.10
+
+
+def overlapping_adev(y: np.ndarray, dt: float, ms: np.ndarray) -> np.ndarray:
+    """Overlapping Allan deviation of the rate samples y at τ = m·dt (IEEE 952, eq. for
+    overlapping estimates): with θ the integral of y (θ_0 = 0),
+    σ²(τ) = Σ (θ_{k+2m} − 2θ_{k+m} + θ_k)² / (2 τ² (L − 2m))."""
+    theta = np.concatenate([[0.0], np.cumsum(y, dtype=np.float64)]) * dt
+    L = len(theta)
+    out = np.empty(len(ms))
+    for i, m in enumerate(ms):
+        d = theta[2 * m:] - 2.0 * theta[m:L - m] + theta[:L - 2 * m]
+        tau = m * dt
+        out[i] = math.sqrt(np.sum(d * d) / (2.0 * tau * tau * (L - 2 * m)))
+    return out
+
+
+def read_allan(taus: np.ndarray, adev: np.ndarray) -> tuple[float, float, float]:
+    """(N at τ = 1 s, B = flat minimum / 0.664, K from the +1/2 line at τ = 3 s fitted on
+    the random-walk region τ ∈ [100 s, a tenth of the record])."""
+    n = float(adev[np.argmin(np.abs(taus - 1.0))])
+    b = float(adev.min() / 0.664)
+    rw = (taus >= 100.0) & (taus <= N_SAMPLES * DT / 10)
+    k = float(np.exp(np.mean(np.log(adev[rw]) - 0.5 * np.log(taus[rw] / 3.0))))
+    return n, b, k
+
+
+@pytest.fixture(scope="module")
+def stationary():
+    model = ImuModel(ImuModelParams.mems(), DT, seed=2024, name="imu")
+    f = np.tile([0.0, 0.0, -G], (N_SAMPLES, 1))
+    out = model.run(f, np.zeros((N_SAMPLES, 3)))
+    ms = np.unique(np.round(np.logspace(0, math.log10(N_SAMPLES // 9), 60)).astype(int))
+    ms = np.union1d(ms, [100])  # τ = 1 s exactly
+    return out, ms * DT, ms
+
+
+@pytest.mark.parametrize("triad", ["gyro", "accel"])
+def test_allan_recovers_configured_terms(stationary, triad, record_property):
+    out, taus, ms = stationary
+    cfg: TriadErrors = getattr(ImuModelParams.mems(), triad)
+    lines, adevs, failures = [], [], []
+    for axis in range(3):
+        adev = overlapping_adev(out[triad][:, axis], DT, ms)
+        adevs.append(adev)
+        n, b, k = read_allan(taus, adev)
+        errs = {"N": n / cfg.noise_density - 1, "B": b / cfg.bias_instability - 1}
+        lines.append(f"{triad}[{axis}] N {n:.4g} ({errs['N']:+.1%}) B {b:.4g} ({errs['B']:+.1%}) "
+                     f"min at tau {taus[np.argmin(adev)]:.1f} s; K this axis alone {k:.4g} "
+                     f"({k / cfg.random_walk - 1:+.1%})")
+        failures += [lines[-1] for e in errs.values() if abs(e) > TOL]
+    pooled = np.sqrt(np.mean(np.square(adevs), axis=0))
+    _, _, k = read_allan(taus, pooled)
+    lines.append(f"{triad} pooled K {k:.4g} (configured {cfg.random_walk:.4g}, "
+                 f"{k / cfg.random_walk - 1:+.1%})")
+    if abs(k / cfg.random_walk - 1) > TOL:
+        failures.append(lines[-1])
+    print("\n".join(lines))
+    assert not failures, failures
+    record_property(f"allan_{triad}", "; ".join(lines))
+
+
+def test_gauss_markov_variance_and_autocorrelation():
+    """GM alone (white, random walk, quantization off): the stationary variance σ² and
+    the lag-τ autocorrelation e^(−τ/T) within sampling error. The standard error of a
+    sample variance of an AR(1) with coefficient φ is σ²·√(2(1+φ²)/(n(1−φ²)))."""
+    T = 2.0
+    gm_only = TriadErrors(noise_density=0.0, bias_instability=1e-3, bias_correlation_s=T,
+                          random_walk=0.0)
+    params = ImuModelParams(gyro=gm_only, accel=gm_only, vibration_freqs_hz=())
+    model = ImuModel(params, DT, seed=7, name="gm")
+    n = N_GM
+    out = model.run(np.zeros((n, 3)), np.zeros((n, 3)))
+    sigma = gm_only.gm_sigma
+    assert sigma == pytest.approx(0.664e-3 / 0.6173636604994069)  # no white / RW: peak mapping
+    b = out["gyro_bias"]
+    assert np.array_equal(out["gyro"], b)  # measurement = bias when the truth is zero
+    phi = math.exp(-DT / T)
+    n_eff = n * 3
+    se_var = math.sqrt(2 * (1 + phi**2) / (n_eff * (1 - phi**2)))
+    var = float(np.mean(b * b))
+    assert abs(var / sigma**2 - 1) < 3 * se_var, (var, sigma**2, se_var)
+    for lag_s in (0.5, 2.0, 4.0):
+        lag = round(lag_s / DT)
+        rho = float(np.mean(b[lag:] * b[:-lag]) / var)
+        # Bartlett's standard error of an AR(1) autocorrelation at lag h.
+        r = math.exp(-lag_s / T)
+        se = math.sqrt(((1 + phi**2) * (1 - r**2) / (1 - phi**2) - 2 * lag * r**2) / n_eff)
+        print(f"GM lag {lag_s} s: rho {rho:.4f} theory {r:.4f} se {se:.4f}; var ratio "
+              f"{var / sigma**2:.4f} se {se_var:.4f}")
+        assert abs(rho - r) < 3 * se, (lag_s, rho, r, se)
