@@ -1,4 +1,4 @@
-"""Janus Doppler velocity log (docs/sensors/dvl.md).
+"""Janus Doppler velocity log (docs/sensors.md (dvl)).
 
 Geometry. Beam i points along b_i = [sin a cos phi_i, sin a sin phi_i, cos a] in the
 sensor frame (a: beam angle from the sensor's down axis z, phi_i: beam azimuths). The

@@ -9,7 +9,7 @@ satellite and the fix is refused (REFUSAL_REASON_UNDER_WATER); otherwise
 and latitude, longitude and height follow from the NED origin (``origin_latitude_deg``,
 ``origin_longitude_deg``, ``origin_height_m``) by the local flat-earth approximation
 on the WGS-84 ellipsoid (:func:`ned_to_geodetic`, shared with the magnetometer).
-docs/sensors/gnss.md gives the equations and parameters.
+docs/sensors.md (gnss) gives the equations and parameters.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Strap-down IMU: specific force and angular rate at the mount, with the stochastic
-errors of a real MEMS or tactical-grade device (docs/sensors/imu.md).
+errors of a real MEMS or tactical-grade device (docs/sensors.md (imu)).
 
 Truth (seed 004, "Canonical IMU"), from the dynamics' own acceleration, never a
 finite difference::
@@ -157,7 +157,7 @@ MG = 1e-3 * G
 # rad/s/√Hz, accel 4e-3 m/s²/√Hz); LSB and range are the ADIS16448 datasheet's
 # (0.04 °/s, ±1000 °/s; 0.833 mg, ±18 g). B and K are set relative to N
 # (B = 0.8 N·√(1 s), K = 0.1 N/(1 s), T_c = 10 s) so that white noise, the flat floor and
-# the rate random walk each own a decade of τ inside a 2-hour record (docs/sensors/imu.md):
+# the rate random walk each own a decade of τ inside a 2-hour record (docs/sensors.md (imu)):
 # gyro B = 2.7e-4 rad/s (56 °/h, worse than the datasheet's 14.5 °/h), accel
 # B = 3.2e-3 m/s² (0.33 mg; datasheet 0.25 mg).
 _MEMS_GYRO = TriadErrors(

@@ -10,7 +10,7 @@ Gauss coefficients g10, g11, h11 with their secular variation), or a declared
 constant field (declination, inclination, intensity). The sensor position is the
 vehicle position plus the lever arm, turned into latitude/longitude/height around
 the NED origin by the local flat-earth approximation (gnss.ned_to_geodetic).
-docs/sensors/magnetometer.md gives the equations, parameters and limits.
+docs/sensors.md (magnetometer) gives the equations, parameters and limits.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Absolute pressure sensor (docs/sensors/pressure.md).
+"""Absolute pressure sensor (docs/sensors.md (pressure)).
 
 The sensor sits at the lever arm r of the body; its depth is d_s = d + (R_wb r)_z and
 it measures the absolute pressure of the FMU's water column there::

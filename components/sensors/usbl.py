@@ -15,7 +15,7 @@ device assumes, so r_m = r · c_assumed / c_water + σ_r(r) n_r with σ_r = c0 +
 r_m (cos ε_m cos α_m, cos ε_m sin α_m, −sin ε_m) in T, p_t + R_wt (that) in NED, with
 covariance J diag(σ_r², σ_θ², σ_θ²) Jᵀ at the measured values. Refused beyond the
 maximum range (OUT_OF_RANGE), with the transponder above the surface (ABOVE_SURFACE)
-and on random dropouts (DROPOUT). docs/sensors/usbl.md has the details.
+and on random dropouts (DROPOUT). docs/sensors.md (usbl) has the details.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Figures of docs/sensors/magnetometer.md (like seed 000, Fig. 5).
+"""Figures of docs/sensors.md (magnetometer) (like seed 000, Fig. 5).
 
 1. docs/img/mag_tumble.png: the field measured while the vehicle tumbles through many
    attitudes (an ellipsoid off centre: hard and soft iron) and the same samples after

@@ -9,7 +9,7 @@ autocorrelation e^(−τ/T).
 Why 8 h and pooling for K: the random walk only dominates from τ ≈ 100 s, where a 2 h
 record holds few independent intervals. Over 12 seeds x 3 axes, K read per axis from 2 h
 scatters with a standard deviation of 15 % (max 38 %); from 8 h, 10 % per axis and 6 %
-(mean +3.6 %) pooled over 3 axes (docs/sensors/imu.md). N and B scatter by 1-2 %.
+(mean +3.6 %) pooled over 3 axes (docs/sensors.md (imu)). N and B scatter by 1-2 %.
 
 The Allan deviation here is written from the textbook definition (overlapping
 estimator on the integrated signal), independently of the model's own theory.
