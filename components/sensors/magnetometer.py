@@ -15,6 +15,8 @@ docs/sensors.md (magnetometer) gives the equations, parameters and limits.
 
 from __future__ import annotations
 
+import functools
+
 import math
 from dataclasses import dataclass, field
 
@@ -91,8 +93,10 @@ def declared_field_ned(declination_deg: float, inclination_deg: float, intensity
 class MagnetometerModel:
     """Parameters of the magnetometer model (all vectors in the sensor frame)."""
 
-    field_model: str = "igrf14_dipole"
-    """'igrf14_dipole', 'igrf13_dipole' or 'declared' (the three declared_* values)."""
+    field_model: str = "igrf14"
+    """'igrf14' (the full IGRF-14 model from the maintained `ppigrf` package, evaluated
+    at the NED origin and start date), 'igrf14_dipole', 'igrf13_dipole' (tilted
+    dipoles, closed form, varying with position) or 'declared' (the declared_* values)."""
     origin_latitude_deg: float = 45.0
     """Geodetic latitude of the NED origin, deg."""
     origin_longitude_deg: float = 0.0
@@ -129,12 +133,37 @@ class MagnetometerModel:
             b = declared_field_ned(self.declared_declination_deg, self.declared_inclination_deg,
                                    self.declared_intensity_nt)
             return np.broadcast_to(b, pos.shape).copy()
+        if self.field_model == "igrf14":
+            b = igrf_field_ned(self.origin_latitude_deg, self.origin_longitude_deg,
+                               self.date_decimal_year)
+            return np.broadcast_to(b, pos.shape).copy()
         lat, lon, h = ned_to_geodetic(pos, self.origin_latitude_deg, self.origin_longitude_deg)
         year = self.date_decimal_year + np.asarray(t_s, dtype=float) / SECONDS_PER_YEAR
         return dipole_field_ned(lat, lon, h, year, self.field_model)
 
 
-FIELD_MODELS = ("igrf14_dipole", "igrf13_dipole", "declared")
+FIELD_MODELS = ("igrf14", "igrf14_dipole", "igrf13_dipole", "declared")
+
+
+@functools.lru_cache(maxsize=64)
+def igrf_field_ned(lat_deg: float, lon_deg: float, decimal_year: float) -> np.ndarray:
+    """The IGRF-14 main field at sea level (lat, lon) and date, NED, nT, from `ppigrf`
+    (its coefficient file ships in the wheel; nothing is downloaded).
+
+    Evaluated once per (origin, date): across a vehicle's working area (< 10 km, a few
+    km deep) the main field changes by less than ~50 nT and over a mission by a few nT,
+    both below the sensor noise and the hard-iron effects modelled here.
+    """
+    import datetime
+
+    import ppigrf
+
+    year = int(decimal_year)
+    start = datetime.datetime(year, 1, 1)
+    length = datetime.datetime(year + 1, 1, 1) - start
+    date = start + (decimal_year - year) * length
+    be, bn, bu = ppigrf.igrf(float(lon_deg), float(lat_deg), 0.0, date)
+    return np.array([float(np.ravel(bn)[0]), float(np.ravel(be)[0]), -float(np.ravel(bu)[0])])
 
 
 @dataclass
@@ -196,7 +225,8 @@ class MagnetometerSensor(Component):
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
-        field_model: str = param("igrf14_dipole", "'igrf14_dipole', 'igrf13_dipole' or 'declared'")
+        field_model: str = param("igrf14", "'igrf14' (ppigrf, full model), 'igrf14_dipole', "
+                                 "'igrf13_dipole' or 'declared'")
         origin_latitude_deg: float = param(45.0, "geodetic latitude of the NED origin", unit="deg")
         origin_longitude_deg: float = param(0.0, "longitude of the NED origin", unit="deg")
         date_decimal_year: float = param(2025.0, "date at simulation time 0", unit="yr")

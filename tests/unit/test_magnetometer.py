@@ -222,3 +222,24 @@ def test_parameter_errors():
         _host(soft_iron=(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0))
     with pytest.raises(ParameterError):
         _host(disturbances=(0.0, 1.0, 5.0))
+
+
+def test_igrf14_field_from_ppigrf_in_ned():
+    """The default field model: the full IGRF-14 (ppigrf), turned from its east/north/up
+    components into NED. Checked against the physics we know: field down in the north,
+    up in the south, and the declination in western Europe close to 0 (≈ +1.5° at
+    45° N 0° E in 2025, where the dipole alone says about -13°)."""
+    import ppigrf
+    import datetime
+
+    from moonpool.components.sensors.magnetometer import igrf_field_ned
+
+    b = igrf_field_ned(45.0, 0.0, 2025.0)
+    be, bn, bu = ppigrf.igrf(0.0, 45.0, 0.0, datetime.datetime(2025, 1, 1))
+    assert np.allclose(b, [np.ravel(bn)[0], np.ravel(be)[0], -np.ravel(bu)[0]])
+    declination = np.degrees(np.arctan2(b[1], b[0]))
+    assert 0.0 < declination < 3.0
+    assert 44_000 < np.linalg.norm(b) < 50_000 and b[2] > 0
+    south = igrf_field_ned(-45.0, 147.0, 2025.0)  # Tasmania: field points up
+    assert south[2] < 0
+    assert MagnetometerModel().field_model == "igrf14"
