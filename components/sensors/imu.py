@@ -154,21 +154,21 @@ HOUR = 3600.0
 MG = 1e-3 * G
 
 # MEMS, ADIS16448-class. White noise densities from reference/NOTES.md (gyro 3.4e-4
-# rad/s/√Hz, accel 4e-3 m/s²/√Hz); LSB and range are the ADIS16448 datasheet's
-# (0.04 °/s, ±1000 °/s; 0.833 mg, ±18 g). B and K are set relative to N
-# (B = 0.8 N·√(1 s), K = 0.1 N/(1 s), T_c = 10 s) so that white noise, the flat floor and
-# the rate random walk each own a decade of τ inside a 2-hour record (docs/sensors.md (imu)):
-# gyro B = 2.7e-4 rad/s (56 °/h, worse than the datasheet's 14.5 °/h), accel
-# B = 3.2e-3 m/s² (0.33 mg; datasheet 0.25 mg).
+# rad/s/√Hz, accel 4e-3 m/s²/√Hz); in-run bias stability, LSB and range from the
+# ADIS16448 datasheet (14.5 °/h, 0.04 °/s, ±1000 °/s; 0.25 mg, 0.833 mg, ±18 g). The
+# datasheet gives no rate random walk: K is set an order below the white noise over
+# one hour (gyro 3.4e-6 rad/s/√s, accel 1e-4 m/s²/√s); T_c = 100 s for both. With
+# these values the floors sit near τ ≈ 200 s and the random walk beyond 2 h
+# (docs/sensors.md (imu)).
 _MEMS_GYRO = TriadErrors(
-    noise_density=3.4e-4, bias_instability=2.72e-4, bias_correlation_s=10.0,
-    random_walk=3.4e-5, scale_factor=(2e-3, -1.5e-3, 1e-3),
+    noise_density=3.4e-4, bias_instability=14.5 * DEG / HOUR, bias_correlation_s=100.0,
+    random_walk=3.4e-6, scale_factor=(2e-3, -1.5e-3, 1e-3),
     misalignment=(1e-3, -5e-4, 8e-4, 6e-4, -7e-4, 4e-4),
     temperature_coeff=(1e-5, -1e-5, 5e-6), lsb=0.04 * DEG, range=1000.0 * DEG,
 )
 _MEMS_ACCEL = TriadErrors(
-    noise_density=4e-3, bias_instability=3.2e-3, bias_correlation_s=10.0,
-    random_walk=4e-4, scale_factor=(1.5e-3, 2e-3, -1e-3),
+    noise_density=4e-3, bias_instability=0.25 * MG, bias_correlation_s=100.0,
+    random_walk=1e-4, scale_factor=(1.5e-3, 2e-3, -1e-3),
     misalignment=(-6e-4, 5e-4, 1e-3, -8e-4, 4e-4, 7e-4),
     temperature_coeff=(1e-4, 1e-4, -1.5e-4), lsb=0.833 * MG, range=18.0 * G,
 )
