@@ -297,7 +297,7 @@ def describe_class(
     outputs = tuple(cls.outputs if outputs is None else outputs)
     desc = lc.Description(
         kind=cls.kind(),
-        description=(cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " "),
+        description=" ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()),
         protocol_version=PROTOCOL_VERSION,
     )
     desc.inputs.extend(_port_spec(p, lc.PORT_DIRECTION_INPUT) for p in inputs)
