@@ -279,6 +279,8 @@ class MagnetometerSensor(Component):
             mount=Mount(_vec("mount_xyz_m", params.mount_xyz_m, 3, name),
                         _vec("mount_rpy_rad", params.mount_rpy_rad, 3, name)))
         self.latency_ns = round(params.latency_s * 1e9)
+        # Evaluate the field model now (importing ppigrf takes a moment), not in a step.
+        self.model.earth_field_ned(np.zeros((1, 3)), np.zeros(1))
 
     def initialize(self, start_time_ns: int):
         self.noise = KeyedNoise(self.seed, self.name)
