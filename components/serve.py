@@ -322,6 +322,14 @@ class Server:
             pass
 
 
+def _leaves_loopback(endpoint: str) -> bool:
+    """True for a tcp:// endpoint bound to anything but a loopback address."""
+    if not endpoint.startswith("tcp://"):
+        return False
+    host = endpoint[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
+    return host not in ("127.0.0.1", "localhost", "::1") and not host.startswith("127.")
+
+
 def _die_with_parent() -> None:
     """Ask Linux to SIGKILL this process when its parent dies (no orphans)."""
     if not sys.platform.startswith("linux"):
@@ -387,6 +395,11 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     if args.once:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if _leaves_loopback(args.bind):
+        print(f"WARNING: {args.bind} is reachable from other machines and this endpoint is "
+              "NOT authenticated or encrypted (ZeroMQ CURVE is not implemented yet): anyone "
+              "who can reach it can drive this component. Bind to tcp://127.0.0.1:PORT or an "
+              "ipc:// path unless the network is trusted.", file=sys.stderr, flush=True)
     print(f"serving {label} on {server.bound_endpoint}", file=sys.stderr, flush=True)
     return server.serve_forever()
 
