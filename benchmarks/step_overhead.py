@@ -19,7 +19,6 @@ import argparse
 import os
 import platform
 import sys
-import time
 from fractions import Fraction
 from pathlib import Path
 

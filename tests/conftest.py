@@ -62,3 +62,23 @@ def alive(pid: int) -> bool:
     except OSError:
         return False
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def c_compiler() -> str:
+    """The machine's C compiler. It is a stated prerequisite (README): its absence is a
+    broken setup, so tests fail loudly instead of skipping."""
+    import shutil
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        pytest.fail("no C compiler (cc or gcc) on PATH: moonpool builds its FMUs from C; "
+                    "install one (Debian: apt-get install gcc)")
+    return cc
+
+
+@pytest.fixture(scope="session")
+def fmus():
+    """The hydrodynamics FMUs, (re)built from C if their sources changed: {3: path, 2: path}."""
+    c_compiler()
+    subprocess.run([sys.executable, str(ROOT / "fmus" / "build_fmus.py")], check=True)
+    return {3: ROOT / "fmus/build/hydrodynamics-fmi3.fmu", 2: ROOT / "fmus/build/hydrodynamics-fmi2.fmu"}

@@ -20,7 +20,6 @@ import zmq
 
 from moonpool.components import wire
 from moonpool.components.errors import (
-    ComponentCrashed,
     ConnectionLost,
     ProtocolError,
     StepTimeout,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import RIGS, ROOT
+from conftest import RIGS, ROOT, c_compiler
 
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
@@ -254,9 +254,7 @@ def lag_me(tmp_path_factory) -> dict[int, Path]:
     from fmpy.fmi2 import FMU2Model
     from fmpy.fmi3 import FMU3Model
 
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no C compiler")
+    cc = c_compiler()
     d = tmp_path_factory.mktemp("lag_me")
     # fmpy binds every FMI function of the interface: the ones the model does not use
     # are stubs (never called by moonpool).

@@ -5,8 +5,6 @@ independent numerical solution of the same equations (scipy solve_ivp)."""
 from __future__ import annotations
 
 import shutil
-import subprocess
-import sys
 import tomllib
 
 import numpy as np
@@ -22,14 +20,6 @@ from fmpy.fmi3 import FMU3Slave  # noqa: E402
 PROFILES = ROOT / "fmus" / "hydrodynamics" / "profiles"
 OUTPUTS = ["n", "e", "d", "qw", "qx", "qy", "qz", "roll", "pitch", "yaw",
            "u", "v", "w", "p", "q", "r", "du", "dv", "dw", "dp", "dq", "dr", "rho"]
-
-
-@pytest.fixture(scope="session")
-def fmus():
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler")
-    subprocess.run([sys.executable, str(ROOT / "fmus" / "build_fmus.py")], check=True)
-    return {3: ROOT / "fmus/build/hydrodynamics-fmi3.fmu", 2: ROOT / "fmus/build/hydrodynamics-fmi2.fmu"}
 
 
 class Hydro:

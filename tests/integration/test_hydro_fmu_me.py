@@ -6,13 +6,10 @@ from __future__ import annotations
 
 import ctypes
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 
-from conftest import ROOT
 
 fmpy = pytest.importorskip("fmpy")
 from fmpy import extract, read_model_description  # noqa: E402
@@ -26,14 +23,6 @@ NX = len(STATES)
 # Constant wrench for the ME/CS comparison: surge 20 N, heave 5 N, yaw moment 1 N m.
 WRENCH = {"tau_X": 20.0, "tau_Z": 5.0, "tau_N": 1.0}
 STOP = 20.0
-
-
-@pytest.fixture(scope="session")
-def fmus():
-    if shutil.which("cc") is None and shutil.which("gcc") is None:
-        pytest.skip("no C compiler")
-    subprocess.run([sys.executable, str(ROOT / "fmus" / "build_fmus.py")], check=True)
-    return {3: ROOT / "fmus/build/hydrodynamics-fmi3.fmu", 2: ROOT / "fmus/build/hydrodynamics-fmi2.fmu"}
 
 
 def _ptr(a: np.ndarray):

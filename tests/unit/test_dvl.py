@@ -9,7 +9,7 @@ import pytest
 
 from moonpool.components.host import ComponentHost
 from moonpool.components.sensors.common import Mount, Truth, quat_from_euler
-from moonpool.components.sensors.dvl import DvlModel, DvlParams, DvlSensor, stack_truths
+from moonpool.components.sensors.dvl import DvlModel, DvlParams, DvlSensor
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, sensors_pb2, vehicle_pb2
 
 A = math.radians(25.0)
