@@ -16,6 +16,9 @@ import numpy as np
 
 from moonpool.v1 import common_pb2
 
+from ..component import Component
+from ..noise import KeyedNoise
+
 G = 9.80665  # standard gravity, m/s^2
 P_ATM = 101_325.0  # standard atmosphere, Pa
 
@@ -167,3 +170,36 @@ def refuse(validity: common_pb2.Validity, reason: int, detail: str) -> None:
     validity.valid = False
     validity.reason = reason
     validity.detail = detail
+
+
+# ---------------------------------------------------------- sensor component
+
+
+class SensorComponent(Component):
+    """What the sensor components share: the sample index, keyed noise and latency.
+
+    Call order (on top of Component's): ``configure`` sets ``self.latency_ns``;
+    ``initialize`` resets the sample index k to 0 and creates ``self.noise``; each
+    ``step`` measures sample k (``measure(k, t_ns, inputs)``, stamped t_ns), holds it
+    for the latency and publishes on ``output_port`` the newest sample that is due.
+    """
+
+    output_port: str = ""
+    """Name of the output port the measurement is published on."""
+    latency_ns: int = 0
+
+    def initialize(self, start_time_ns: int):
+        self.k = 0
+        self.noise = KeyedNoise(self.seed, self.name)
+        self.latency = Latency(self.latency_ns)
+        return None
+
+    def measure(self, k: int, t_ns: int, inputs: Any):
+        """The measurement message of sample k taken at t_ns."""
+        raise NotImplementedError
+
+    def step(self, t_ns, dt_ns, inputs):
+        k, self.k = self.k, self.k + 1
+        self.latency.push(t_ns, self.measure(k, t_ns, inputs))
+        ready = self.latency.pop_ready(t_ns)
+        return {self.output_port: ready[-1]} if ready else None

@@ -21,10 +21,10 @@ import numpy as np
 
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
+from ..component import Port, param
 from ..errors import ParameterError
 from ..noise import KeyedNoise
-from .common import Latency, Mount, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import Mount, SensorComponent, refuse, rot_from_quat, set_valid, truth_from_state
 
 # ---------------------------------------------------------------- geodesy (WGS-84)
 
@@ -150,12 +150,13 @@ def _vec3(name: str, value, component: str) -> tuple[float, float, float]:
     return tuple(float(v) for v in value)
 
 
-class GnssSensor(Component):
+class GnssSensor(SensorComponent):
     """GNSS fix of the antenna (lat/lon/height and local NED) at the surface; refused
     when the antenna is under water."""
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("gnss", sensors_pb2.Gnss, "position fix of the antenna"),)
+    output_port = "gnss"
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
@@ -193,12 +194,6 @@ class GnssSensor(Component):
                         _vec3("mount_rpy_rad", params.mount_rpy_rad, name)))
         self.latency_ns = round(params.latency_s * 1e9)
 
-    def initialize(self, start_time_ns: int):
-        self.noise = KeyedNoise(self.seed, self.name)
-        self.latency = Latency(self.latency_ns)
-        self.k = 0
-        return None
-
     def _measure(self, k: int, t_ns: int, state) -> sensors_pb2.Gnss:
         m = self.model
         msg = sensors_pb2.Gnss(header=self.header(t_ns, self.name))
@@ -228,8 +223,5 @@ class GnssSensor(Component):
         msg.satellites = m.satellites
         return msg
 
-    def step(self, t_ns, dt_ns, inputs):
-        k, self.k = self.k, self.k + 1
-        self.latency.push(t_ns, self._measure(k, t_ns, inputs.get("state")))
-        ready = self.latency.pop_ready(t_ns)
-        return {"gnss": ready[-1]} if ready else None
+    def measure(self, k: int, t_ns: int, inputs):
+        return self._measure(k, t_ns, inputs.get("state"))

@@ -24,10 +24,10 @@ import numpy as np
 
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
+from ..component import Port, param
 from ..errors import ParameterError
 from ..noise import KeyedNoise
-from .common import Latency, Mount, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import Mount, SensorComponent, refuse, rot_from_quat, set_valid, truth_from_state
 from .gnss import WGS84_E2, _mtv, _mv, earth_radii, ned_to_geodetic
 
 # ------------------------------------------------------------------ field models
@@ -212,7 +212,7 @@ def _vec(name: str, value, size: int, component: str) -> tuple[float, ...]:
     return tuple(float(v) for v in value)
 
 
-class MagnetometerSensor(Component):
+class MagnetometerSensor(SensorComponent):
     """Three-axis magnetometer: geomagnetic field vector (nT, sensor frame) with hard
     and soft iron, thruster-current and timed disturbances, and noise."""
 
@@ -222,6 +222,7 @@ class MagnetometerSensor(Component):
              "optional: thruster currents (the disturbance k_I · Σ current_a)"),
     )
     outputs = (Port("magnetometer", sensors_pb2.Magnetometer, "field vector, nT, sensor frame"),)
+    output_port = "magnetometer"
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
@@ -282,12 +283,6 @@ class MagnetometerSensor(Component):
         # Evaluate the field model now (importing ppigrf takes a moment), not in a step.
         self.model.earth_field_ned(np.zeros((1, 3)), np.zeros(1))
 
-    def initialize(self, start_time_ns: int):
-        self.noise = KeyedNoise(self.seed, self.name)
-        self.latency = Latency(self.latency_ns)
-        self.k = 0
-        return None
-
     def _measure(self, k: int, t_ns: int, state, thrusters) -> sensors_pb2.Magnetometer:
         msg = sensors_pb2.Magnetometer(header=self.header(t_ns, self.name))
         if state is None:
@@ -304,9 +299,5 @@ class MagnetometerSensor(Component):
         set_valid(msg.validity)
         return msg
 
-    def step(self, t_ns, dt_ns, inputs):
-        k, self.k = self.k, self.k + 1
-        msg = self._measure(k, t_ns, inputs.get("state"), inputs.get("thrusters"))
-        self.latency.push(t_ns, msg)
-        ready = self.latency.pop_ready(t_ns)
-        return {"magnetometer": ready[-1]} if ready else None
+    def measure(self, k: int, t_ns: int, inputs):
+        return self._measure(k, t_ns, inputs.get("state"), inputs.get("thrusters"))

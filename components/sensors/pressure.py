@@ -22,10 +22,10 @@ import numpy as np
 
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
+from ..component import Port, param
 from ..errors import ParameterError
 from ..noise import KeyedNoise
-from .common import G, P_ATM, Latency, Mount, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import G, P_ATM, Mount, SensorComponent, refuse, rot_from_quat, set_valid, truth_from_state
 from .environment import WaterColumn
 
 VALID = 0
@@ -127,13 +127,14 @@ def _latency_ns(latency_s: float) -> int:
     return int(round(latency_s * 1e9))
 
 
-class PressureSensor(Component):
+class PressureSensor(SensorComponent):
     """Absolute pressure at the sensor point through the FMU's density profile
     (p_atm + g ∫rho dz), with bias, white noise and quantization; refused above the
     surface and beyond the full scale."""
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("pressure", sensors_pb2.Pressure, "absolute pressure, Pa"),)
+    output_port = "pressure"
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
@@ -178,13 +179,7 @@ class PressureSensor(Component):
         self.model = PressureModel(self.sensor_params, self.water, self.mount, self.seed, self.name)
         self.latency_ns = _latency_ns(params.latency_s)
 
-    def initialize(self, start_time_ns: int):
-        self.k = 0  # sample index since initialize: the noise key
-        self.delay = Latency(self.latency_ns)
-        return None
-
-    def step(self, t_ns, dt_ns, inputs):
-        k, self.k = self.k, self.k + 1
+    def measure(self, k: int, t_ns: int, inputs):
         msg = sensors_pb2.Pressure(header=self.header(t_ns, self.name))
         state = inputs.get("state")
         if state is None:
@@ -193,6 +188,4 @@ class PressureSensor(Component):
             truth = truth_from_state(state)
             batch = self.model.measure(truth.position_ned_m[None], truth.quaternion[None], k)
             batch.fill(0, msg, self.water, self.sensor_params)
-        self.delay.push(t_ns, msg)
-        ready = self.delay.pop_ready(t_ns)
-        return {"pressure": ready[-1]} if ready else None
+        return msg

@@ -26,10 +26,10 @@ import numpy as np
 
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
+from ..component import Port, param
 from ..errors import ParameterError
 from ..noise import KeyedNoise
-from .common import Latency, Mount, refuse, rot_from_euler, rot_from_quat, set_valid, truth_from_state
+from .common import Mount, SensorComponent, refuse, rot_from_euler, rot_from_quat, set_valid, truth_from_state
 from .gnss import _mtv, _mv
 
 
@@ -142,12 +142,13 @@ def _vec3(name: str, value, component: str) -> tuple[float, float, float]:
     return tuple(float(v) for v in value)
 
 
-class UsblSensor(Component):
+class UsblSensor(SensorComponent):
     """USBL transceiver at a declared NED pose: slant range, azimuth, elevation and
     fix of the vehicle's transponder; refused beyond its maximum range."""
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("usbl", sensors_pb2.Usbl, "range, bearing, elevation and fix (transceiver frame)"),)
+    output_port = "usbl"
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
@@ -187,12 +188,6 @@ class UsblSensor(Component):
                         _vec3("mount_rpy_rad", params.mount_rpy_rad, name)))
         self.latency_ns = round(params.latency_s * 1e9)
 
-    def initialize(self, start_time_ns: int):
-        self.noise = KeyedNoise(self.seed, self.name)
-        self.latency = Latency(self.latency_ns)
-        self.k = 0
-        return None
-
     def _measure(self, k: int, t_ns: int, state) -> sensors_pb2.Usbl:
         m = self.model
         msg = sensors_pb2.Usbl(header=self.header(t_ns, self.name))
@@ -225,8 +220,5 @@ class UsblSensor(Component):
         msg.position_covariance.values.extend(s.covariance[0].ravel().tolist())
         return msg
 
-    def step(self, t_ns, dt_ns, inputs):
-        k, self.k = self.k, self.k + 1
-        self.latency.push(t_ns, self._measure(k, t_ns, inputs.get("state")))
-        ready = self.latency.pop_ready(t_ns)
-        return {"usbl": ready[-1]} if ready else None
+    def measure(self, k: int, t_ns: int, inputs):
+        return self._measure(k, t_ns, inputs.get("state"))
