@@ -1,0 +1,1 @@
+"""Actuation: thruster models and thrust allocation (body wrench -> thruster forces)."""

@@ -1,0 +1,1 @@
+"""Terramechanics (Bekker–Wong) for tracked and wheeled seabed vehicles."""
