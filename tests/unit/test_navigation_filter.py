@@ -1,0 +1,190 @@
+"""The pool navigation filter (components/localization/navigation_filter.py).
+
+Checks: statistical consistency on trajectories drawn from the filter's own model
+(NEES), latency handled by timestamps (a late delivery ends bit-identical to an
+on-time one), Mahalanobis gating, yaw wrapping across ±π, coasting through refusals.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from moonpool.components.host import ComponentHost
+from moonpool.components.localization.navigation_filter import NavigationFilter, wrap
+from moonpool.components.wire import to_parameter_value
+from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, navigation_pb2, sensors_pb2
+
+NS = 1_000_000_000
+DT = NS // 20  # the filter steps at 20 Hz
+G = 9.80665
+P_ATM = 101_325.0
+
+
+def make(**params) -> ComponentHost:
+    host = ComponentHost(NavigationFilter())
+    host.configure(lc.Configure(instance_name="ekf", seed=0, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
+    host.initialize(0)
+    return host
+
+
+def pose(t_ns, x, y, yaw, sigma=0.005, sigma_yaw=0.01, valid=True):
+    m = navigation_pb2.PoseMeasurement(yaw_rad=yaw, components=["x", "y", "yaw"])
+    m.header.sim_time_ns = t_ns
+    m.position_m.x, m.position_m.y = x, y
+    m.covariance.n = 3
+    m.covariance.values.extend(np.diag([sigma**2, sigma**2, sigma_yaw**2]).ravel())
+    m.validity.valid = valid
+    if not valid:
+        m.validity.reason = common_pb2.REFUSAL_REASON_NOT_DETECTED
+    return m
+
+
+def pressure(t_ns, depth, rho=1000.0):
+    m = sensors_pb2.Pressure(pressure_pa=P_ATM + rho * G * depth)
+    m.header.sim_time_ns = t_ns
+    m.validity.valid = True
+    return m
+
+
+def run(host, steps, measurements_at, first=0):
+    """Step ``steps`` times from step ``first``; ``measurements_at(k, t)`` gives the inputs of step k."""
+    outs = []
+    for k in range(first, first + steps):
+        t = k * DT
+        (o,) = host.step(t, DT, measurements_at(k, t))
+        outs.append(o.message)
+    return outs
+
+
+def truth_track(n, q_a=0.05, seed=3):
+    """A trajectory drawn from the filter's own model: white-noise acceleration (exact
+    discretisation at DT), so the filter is consistent by construction."""
+    rng = np.random.default_rng(seed)
+    dt = DT / NS
+    Q1 = q_a * np.array([[dt**3 / 3, dt**2 / 2], [dt**2 / 2, dt]])
+    L = np.linalg.cholesky(Q1)
+    x = np.zeros((n, 3, 2))  # (step, axis, [pos, vel])
+    x[0, :, 0] = (1.0, -0.5, 1.2)
+    for k in range(1, n):
+        for a in range(3):
+            p, v = x[k - 1, a]
+            x[k, a] = (p + dt * v, v) + L @ rng.standard_normal(2)
+    return x
+
+
+def test_nees_is_consistent_and_error_is_below_the_measurement_noise():
+    n = 2400
+    truth = truth_track(n)
+    rng = np.random.default_rng(7)
+    sigma, sigma_d = 0.005, 0.01
+    host = make(depth_noise_m=sigma_d, accel_noise_m2ps3=0.05)
+
+    def inputs(k, t):
+        x, y, z = truth[k, :, 0]
+        return {"pose": [pose(t, x + sigma * rng.standard_normal(), y + sigma * rng.standard_normal(), 0.3)],
+                "pressure": [pressure(t, z + sigma_d * rng.standard_normal())]}
+
+    outs = run(host, n, inputs)
+    nees, errs = [], []
+    for k in range(200, n):  # after the start-up transient
+        o = outs[k]
+        assert o.validity.valid
+        e = np.array([o.position_ned_m.x, o.position_ned_m.y]) - truth[k, :2, 0]
+        P = np.array(o.covariance.values).reshape(6, 6)[:2, :2]
+        nees.append(float(e @ np.linalg.solve(P, e)))
+        errs.append(np.linalg.norm(e))
+    mean_nees = float(np.mean(nees))
+    rmse = math.sqrt(np.mean(np.square(errs)))
+    print(f"mean NEES {mean_nees:.3f} (expect 2), horizontal RMSE {rmse * 1000:.2f} mm "
+          f"vs measurement sigma {sigma * 1000:.1f} mm per axis")
+    # mean of N chi2(2) draws; the samples are correlated in time, so allow a wide band
+    assert 1.5 < mean_nees < 2.6
+    assert rmse < sigma * math.sqrt(2)
+    m = host.terminate()
+    assert m["rejected"]["pose"] <= 0.01 * n and m["applied"]["pose"] >= 0.99 * n
+
+
+def test_late_measurements_are_applied_at_their_timestamps():
+    n, delay_steps = 200, 6  # 0.3 s late
+    truth = truth_track(n, seed=11)
+    rng = np.random.default_rng(5)
+    meas = [(pose(k * DT, truth[k, 0, 0] + 0.005 * rng.standard_normal(),
+                  truth[k, 1, 0] + 0.005 * rng.standard_normal(), 0.1 + 0.01 * rng.standard_normal()),
+             pressure(k * DT, truth[k, 2, 0] + 0.01 * rng.standard_normal())) for k in range(n)]
+    on_time = run(make(), n + delay_steps, lambda k, t: {"pose": [meas[k][0]], "pressure": [meas[k][1]]}
+                  if k < n else {})
+    # poses arrive 0.3 s late (camera + processing), pressure on time
+    late = run(make(), n + delay_steps, lambda k, t: {
+        "pose": [meas[k - delay_steps][0]] if k >= delay_steps else [],
+        "pressure": [meas[k][1]] if k < n else []})
+    a, b = on_time[-1], late[-1]
+    assert list(a.covariance.values) == list(b.covariance.values)
+    assert (a.position_ned_m, a.velocity_ned_mps, a.yaw_rad) == (b.position_ned_m, b.velocity_ned_mps, b.yaw_rad)
+    # while they are in flight, the late filter lacks them and differs
+    mid = n // 2
+    assert on_time[mid].position_ned_m != late[mid].position_ned_m
+
+
+def test_outliers_are_gated_and_counted():
+    host = make()
+    outs = run(host, 100, lambda k, t: {
+        "pose": [pose(t, 1.0 + (0.8 if k == 60 else 0.0), 2.0, 0.0)], "pressure": [pressure(t, 1.0)]})
+    assert abs(outs[60].position_ned_m.x - 1.0) < 0.005
+    m = host.terminate()
+    assert m["rejected"]["pose"] == 1
+
+
+def test_filter_relocks_after_a_jump_that_persists():
+    host = make(reset_after_rejections=5)
+    outs = run(host, 120, lambda k, t: {
+        "pose": [pose(t, 1.0 if k < 50 else 3.0, 2.0, 0.0)], "pressure": [pressure(t, 1.0)]})
+    assert abs(outs[-1].position_ned_m.x - 3.0) < 0.01
+    m = host.terminate()
+    assert m["resets"] == 1 and m["rejected"]["pose"] == 5
+
+
+def test_yaw_is_tracked_through_the_wrap_at_pi():
+    rate = 0.5  # rad/s, starting at 2.5 rad: crosses +pi after ~1.3 s
+    host = make()
+    outs = run(host, 200, lambda k, t: {
+        "pose": [pose(t, 0.0, 0.0, wrap(2.5 + rate * t / NS))], "pressure": [pressure(t, 1.0)]})
+    errs = [abs(wrap(o.yaw_rad - (2.5 + rate * k * DT / NS))) for k, o in enumerate(outs)]
+    assert max(errs[40:]) < 0.01, max(errs[40:])
+    assert all(-math.pi < o.yaw_rad <= math.pi for o in outs)
+    assert abs(outs[-1].angular_velocity_body_radps.z - rate) < 0.02
+
+
+def test_not_ready_until_pose_and_depth_then_coasts_through_refusals():
+    host = make(max_position_std_m=0.05)
+    (o,) = host.step(0, DT, {"pressure": [pressure(0, 1.0)]})
+    assert not o.message.validity.valid
+    assert o.message.validity.reason == common_pb2.REFUSAL_REASON_NOT_READY
+    assert "pose" in o.message.validity.detail
+    outs = run(host, 39, lambda k, t: {"pose": [pose(t, 0.5, 0.0, 0.0)], "pressure": [pressure(t, 1.0)]},
+               first=1)
+    assert outs[-1].validity.valid
+    # the camera loses the tags: refusals only; the filter predicts and stays valid for a while
+    coast = []
+    for k in range(40, 400):
+        (o,) = host.step(k * DT, DT, {"pose": [pose(k * DT, 0, 0, 0, valid=False)],
+                                      "pressure": [pressure(k * DT, 1.0)]})
+        coast.append(o.message)
+    assert coast[0].validity.valid and abs(coast[0].position_ned_m.x - 0.5) < 0.01
+    sig = [math.sqrt(np.array(c.covariance.values).reshape(6, 6)[0, 0]) for c in coast]
+    assert all(b >= a for a, b in zip(sig, sig[1:]))  # uncertainty only grows while coasting
+    assert not coast[-1].validity.valid
+    assert coast[-1].validity.reason == common_pb2.REFUSAL_REASON_UPSTREAM_INVALID
+    m = host.terminate()
+    assert m["refused"]["pose"] == 360
+
+
+@pytest.mark.parametrize("name,value", [("depth_noise_m", 0.0), ("gate_probability", 1.5),
+                                        ("accel_noise_m2ps3", -1.0)])
+def test_bad_parameters_are_named(name, value):
+    from moonpool.components.errors import ParameterError
+    with pytest.raises(ParameterError, match=name):
+        make(**{name: value})
