@@ -1354,6 +1354,8 @@ def _check_plot(
 
 _NOT_NUMBERS = (FieldDescriptor.CPPTYPE_STRING,)
 _SEGMENT_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>[^\]]+)\])?$")
+# One path segment, a key in brackets included (a signal may be named "left.traction_n").
+_PATH_PART_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?")
 
 
 def _field_problem(desc: Descriptor, path: str) -> str | None:
@@ -1362,7 +1364,7 @@ def _field_problem(desc: Descriptor, path: str) -> str | None:
     Paths follow orchestrator/plots.py: dots into messages, ``[i]`` into repeated
     fields, ``[name]`` into repeated messages that have a string field ``name``.
     """
-    parts = path.split(".")
+    parts = _PATH_PART_RE.findall(path)
     for i, segment in enumerate(parts):
         m = _SEGMENT_RE.match(segment)
         assert m is not None  # FIELD_RE checked the syntax

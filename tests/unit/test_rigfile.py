@@ -785,3 +785,14 @@ group = "{group}"
         with pytest.raises(RigValidationError) as err:
             load_rig(bad)
         assert "components.a.group" in str(err.value) and expect in str(err.value)
+
+
+def test_plot_paths_may_key_signals_by_names_with_dots() -> None:
+    from moonpool.orchestrator.rigfile import _field_problem
+    from moonpool.v1 import signals_pb2
+
+    desc = signals_pb2.Signals.DESCRIPTOR
+    assert _field_problem(desc, "signals[left.traction_n].value") is None
+    assert _field_problem(desc, "signals[e_3d].value") is None
+    assert "has no field 'nope'" in _field_problem(desc, "signals[left.traction_n].nope")
+    assert "not a number" in _field_problem(desc, "signals[left.traction_n]")
