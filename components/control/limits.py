@@ -1,0 +1,60 @@
+"""What the thrusters can push: the reachable body wrench box of a vehicle profile.
+
+A profile's ``[[thrusters]]`` (``position`` [m, body FRD], unit ``direction``,
+``max_forward_n``, ``max_reverse_n``) define the thrust configuration matrix
+
+    B = [d_1 … d_n; r_1 × d_1 … r_n × d_n]        τ = B f,   −f_rev,i ≤ f_i ≤ f_fwd,i
+
+For each body axis j and sign, the largest |τ_j| reachable with every other wrench
+component held at zero is one small linear program (this is the box a wrench
+allocator can honour axis by axis; combinations need not all be reachable at once,
+hence the margin the controllers apply).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+AXES = ("X", "Y", "Z", "K", "M", "N")
+
+
+def thrust_matrix(thrusters: Sequence[Mapping[str, Any]]) -> np.ndarray:
+    """B (6 × n): column i is [d_i; r_i × d_i] for thruster i."""
+    cols = []
+    for t in thrusters:
+        d = np.asarray(t["direction"], dtype=float)
+        d = d / np.linalg.norm(d)
+        r = np.asarray(t["position"], dtype=float)
+        cols.append(np.r_[d, np.cross(r, d)])
+    return np.array(cols, dtype=float).T
+
+
+def reachable_box(thrusters: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper): per axis X Y Z K M N, the extreme single-axis wrench [N, N·m]."""
+    from scipy.optimize import linprog
+
+    B = thrust_matrix(thrusters)
+    n = B.shape[1]
+    bounds = [(-float(t["max_reverse_n"]), float(t["max_forward_n"])) for t in thrusters] + [(None, None)]
+    lower, upper = np.zeros(6), np.zeros(6)
+    for j in range(6):
+        e = np.zeros((6, 1))
+        e[j] = 1.0
+        a_eq = np.hstack([B, -e])
+        for sign, out in ((1.0, upper), (-1.0, lower)):
+            c = np.zeros(n + 1)
+            c[-1] = -sign  # maximise sign * s
+            res = linprog(c, A_eq=a_eq, b_eq=np.zeros(6), bounds=bounds, method="highs")
+            out[j] = res.x[-1] if res.status == 0 else 0.0
+    return lower, upper
+
+
+def profile_box(profile: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
+    """The reachable box of a profile table, or None when it has no ``[[thrusters]]``."""
+    thrusters = profile.get("thrusters") if profile else None
+    if not thrusters:
+        return None
+    return reachable_box(thrusters)
