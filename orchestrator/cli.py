@@ -5,6 +5,9 @@
     moonpool serve ENTRY --bind ENDPOINT
     moonpool describe ENTRY | --list
     moonpool fmu build [--force]
+    moonpool localize DATASET [--method refraction|pinhole|both] [--json OUT] [--csv PATH]
+    moonpool dataset pool OUT --locations N --images-per-location K [--seed S] [--set K=V]...
+                          [--setup FILE] [--ideal]
 
 Exit codes: 0 success, 1 a run that failed, 2 bad input (rig, flags, entry).
 """
@@ -63,6 +66,32 @@ def _parser() -> argparse.ArgumentParser:
     fb = fsub.add_parser("build", help="(re)build the FMUs moonpool ships into fmus/build/")
     fb.add_argument("--force", action="store_true", help="rebuild even if up to date")
     fb.add_argument("--cc", help="C compiler (default: cc)")
+
+    lo = sub.add_parser("localize", help="localize every image of a pool dataset and score it")
+    lo.add_argument("dataset", type=Path, help="folder with setup.json, manifest.jsonl, images")
+    lo.add_argument("--method", choices=["refraction", "pinhole", "both"], default="both")
+    lo.add_argument("--json", type=Path, metavar="OUT", dest="json_out",
+                    help='write {"refraction": {"horizontal_rmse_m", "p95_m", "n"}, ...} to OUT')
+    lo.add_argument("--csv", type=Path, metavar="PATH",
+                    help="per-image results (default: localize-DATASETNAME.csv here)")
+    lo.add_argument("--quad-decimate", type=float, default=2.0, metavar="F",
+                    help="apriltag quad_decimate (default 2; 1 for small tags, slower)")
+
+    ds = sub.add_parser("dataset", help="generate datasets")
+    dsub = ds.add_subparsers(dest="dataset_command", required=True, parser_class=_Parser)
+    dp = dsub.add_parser("pool", help="render a pool localization dataset from the simulator")
+    dp.add_argument("out", type=Path, help="new folder to write")
+    dp.add_argument("--locations", type=int, default=170, metavar="N")
+    dp.add_argument("--images-per-location", type=int, default=4, metavar="K")
+    dp.add_argument("--seed", type=int, default=1, metavar="S")
+    dp.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
+                    help="change a generator option, e.g. rotation_deg=0.1 (repeatable; "
+                         "see docs/localization.md)")
+    dp.add_argument("--ideal", action="store_true",
+                    help="no calibration error and no noise (geometry checks)")
+    dp.add_argument("--setup", type=Path, metavar="FILE",
+                    help="render with this setup.json (the true camera and tag layout; "
+                         "default: the built-in pool rig)")
 
     d = sub.add_parser("describe", help="print a component's ports and parameters")
     d.add_argument("entry", nargs="?", help="registered name, module:Class or file.py:Class")
@@ -217,12 +246,79 @@ def cmd_fmu(args) -> int:
     return subprocess.call(cmd)
 
 
+def cmd_localize(args) -> int:
+    from moonpool.components.errors import ParameterError
+    from moonpool.components.localization import dataset
+
+    methods = ("refraction", "pinhole") if args.method == "both" else (args.method,)
+    csv_path = args.csv or Path(f"localize-{args.dataset.resolve().name}.csv")
+    show = sys.stderr.isatty()
+
+    def progress(k: int, n: int) -> None:
+        if show:
+            sys.stderr.write(f"\r{k}/{n} images")
+            sys.stderr.flush()
+
+    try:
+        result = dataset.evaluate_dataset(
+            args.dataset, methods, csv_path,
+            dataset.DetectorOptions(quad_decimate=args.quad_decimate), progress)
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if show:
+        sys.stderr.write("\r" + " " * 30 + "\r")
+    print(dataset.format_report(result))
+    if args.json_out:
+        args.json_out.write_text(json.dumps(dataset.summary_json(result), indent=2) + "\n")
+        print(f"summary in {args.json_out}")
+    return EXIT_OK if any(st["n"] for st in result["methods"].values()) else EXIT_FAILED
+
+
+def cmd_dataset(args) -> int:
+    from moonpool.components.errors import ParameterError
+    from moonpool.components.localization import dataset
+
+    overrides = {"locations": args.locations, "images_per_location": args.images_per_location,
+                 "seed": args.seed}
+    for kv in args.overrides:
+        key, sep, value = kv.partition("=")
+        if not sep:
+            print(f"error: --set {kv!r}: expected KEY=VALUE", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        overrides[key.strip()] = value.strip()
+    try:
+        base = dataset.PoolDatasetConfig()
+        cfg = dataset.config_from_overrides(base.ideal() if args.ideal else base, overrides)
+        show = sys.stderr.isatty()
+
+        def progress(k: int, n: int) -> None:
+            if show:
+                sys.stderr.write(f"\r{k}/{n} images")
+                sys.stderr.flush()
+
+        true = None
+        if args.setup is not None:
+            from moonpool.components.localization.pool_setup import load_setup
+
+            true = load_setup(args.setup)
+        info = dataset.generate_pool_dataset(args.out, cfg, true_setup=true, progress=progress)
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if show:
+        sys.stderr.write("\r" + " " * 30 + "\r")
+    print(f"wrote {info['images']} images ({cfg.locations} locations x {cfg.images_per_location}) "
+          f"to {args.out}/ in {info['seconds']:.1f} s (seed {cfg.seed})")
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
-               "fmu": cmd_fmu}
+               "fmu": cmd_fmu, "localize": cmd_localize, "dataset": cmd_dataset}
     return handler[args.command](args)
 
 

@@ -1,0 +1,141 @@
+"""The overhead camera component: renders the vehicle's tags through the water surface
+(docs/localization.md, "Overhead camera").
+
+Input ``state`` (the true VehicleState); output ``image``: an ``ImageHeader`` with the
+pixels attached as a raw frame (mono8, row-major, ``step_bytes = width``), stamped with
+the step time. Before a state arrives it shows the empty pool. Noise of frame k is
+drawn from a Philox generator keyed by (seed, instance name, "image") at counter
+(0, k, 0, 0): the same frames in any process.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from moonpool.v1 import vehicle_pb2, vision_pb2
+
+from ..component import Attached, Component, Port, param
+from ..errors import ParameterError
+from ..noise import channel_key
+from ..sensors.common import rot_from_quat
+from .pool_setup import PoolSetup, example_setup, load_setup
+from .render import Pose, Renderer, RenderOptions
+
+
+def pose_from_state(state: vehicle_pb2.VehicleState) -> Pose:
+    """The vehicle pose (position and ZYX angles) of a VehicleState."""
+    q = state.orientation
+    quat = np.array([q.w, q.x, q.y, q.z])
+    if not np.any(quat):
+        quat = np.array([1.0, 0.0, 0.0, 0.0])
+    R = rot_from_quat(quat)
+    roll = math.atan2(R[2, 1], R[2, 2])
+    pitch = -math.asin(max(-1.0, min(1.0, R[2, 0])))
+    yaw = math.atan2(R[1, 0], R[0, 0])
+    p = state.position_ned_m
+    return Pose(p.x, p.y, p.z, roll, pitch, yaw)
+
+
+def setup_from_param(path: str, component: str, image_size=None) -> PoolSetup:
+    """The setup named by a component parameter ("" : the built-in simulated pool)."""
+    if not path:
+        return example_setup(image_size or (1280, 720))
+    try:
+        return load_setup(Path(path).expanduser())
+    except ParameterError as exc:
+        exc.component = component
+        raise
+
+
+class OverheadCamera(Component):
+    """A fixed camera in air above the pool: exact refraction at the flat water surface,
+    intrinsics and distortion, supersampled tags, blur, ripple and sensor noise."""
+
+    inputs = (Port("state", vehicle_pb2.VehicleState,
+                   "true vehicle state (where to draw the tags)"),)
+    outputs = (Port("image", vision_pb2.ImageHeader,
+                    "mono8 frame; pixels attached as a raw frame"),)
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters:
+        setup_file: str = param("", "setup.json of the TRUE camera and tag layout ('' : the "
+                                "built-in simulated pool rig); relative to the working folder")
+        image_width: int = param(0, "image width (0: from the setup, else 1280)", unit="px")
+        image_height: int = param(0, "image height (0: from the setup, else 720)", unit="px")
+        supersampling: int = param(4, "S: S x S samples per edge pixel (area average)")
+        floor_level: float = param(0.45, "radiance of the plain pool floor (0..1)")
+        black_level: float = param(0.07, "radiance of the black tag cells (0..1)")
+        white_level: float = param(0.85, "radiance of the white tag cells (0..1)")
+        exposure: float = param(1.0, "gain: DN = 255 * exposure * radiance")
+        exposure_jitter: float = param(0.0, "relative std of the gain, frame to frame")
+        read_noise_dn: float = param(1.5, "read noise std", unit="DN")
+        shot_noise_dn: float = param(0.05, "shot-noise variance per DN of signal", unit="DN")
+        blur_sigma_px: float = param(0.5, "Gaussian (defocus) blur std", unit="px")
+        exposure_s: float = param(0.0, "exposure time: motion blur from the vehicle's velocity "
+                                  "(0: none)", unit="s")
+        ripple_amplitude_m: float = param(0.0, "surface ripple amplitude per component (0: still)",
+                                          unit="m")
+        ripple_wavelength_m: float = param(0.25, "mean ripple wavelength", unit="m")
+
+    def configure(self, params: Parameters) -> None:
+        self.params = params
+        size = None
+        if params.image_width or params.image_height:
+            if params.image_width < 16 or params.image_height < 16:
+                raise ParameterError("image_width and image_height must both be given (>= 16)",
+                                     component=self.name, fix="give both, or neither")
+            size = (params.image_width, params.image_height)
+        setup = setup_from_param(params.setup_file, self.name, size)
+        size = size or setup.image_size or (1280, 720)
+        opts = RenderOptions(
+            supersampling=params.supersampling, floor_level=params.floor_level,
+            black_level=params.black_level, white_level=params.white_level,
+            exposure=params.exposure, exposure_jitter=params.exposure_jitter,
+            read_noise_dn=params.read_noise_dn, shot_noise_dn=params.shot_noise_dn,
+            blur_sigma_px=params.blur_sigma_px, ripple_amplitude_m=params.ripple_amplitude_m,
+            ripple_wavelength_m=params.ripple_wavelength_m)
+        if params.exposure_s < 0:
+            raise ParameterError("exposure_s must be >= 0", component=self.name,
+                                 fix="give the exposure time in seconds, or 0")
+        try:
+            self.renderer = Renderer(setup, opts, size)
+        except ValueError as exc:
+            raise ParameterError(str(exc), component=self.name, fix="correct the value") from None
+        self.setup = setup
+
+    def initialize(self, start_time_ns: int):
+        self.k = 0
+        self.key = channel_key(self.seed, self.name, "image")
+
+    def _motion_px(self, state, pose: Pose) -> tuple[float, float]:
+        T = self.params.exposure_s
+        if T <= 0:
+            return (0.0, 0.0)
+        v = state.linear_velocity_body_mps
+        vw = pose.R_wb @ np.array([v.x, v.y, v.z])
+        centre = pose.position + pose.R_wb @ np.mean([t.center_b for t in self.setup.tags], axis=0)
+        a = self.renderer.camera.project(centre - 0.5 * T * vw)
+        b = self.renderer.camera.project(centre + 0.5 * T * vw)
+        d = b - a
+        return (float(d[0]), float(d[1])) if np.all(np.isfinite(d)) else (0.0, 0.0)
+
+    def render_frame(self, k: int, t_ns: int, state) -> np.ndarray:
+        rng = np.random.Generator(np.random.Philox(key=self.key,
+                                                   counter=np.array([0, k, 0, 0], np.uint64)))
+        if state is None:
+            return self.renderer.render(None, rng)
+        pose = pose_from_state(state)
+        return self.renderer.render(pose, rng, t_s=t_ns * 1e-9, ripple_seed=self.seed,
+                                    motion_blur_px=self._motion_px(state, pose))
+
+    def step(self, t_ns, dt_ns, inputs):
+        k, self.k = self.k, self.k + 1
+        img = self.render_frame(k, t_ns, inputs.get("state"))
+        h, w = img.shape
+        msg = vision_pb2.ImageHeader(header=self.header(t_ns, self.name), width=w, height=h,
+                                     encoding="mono8", step_bytes=w,
+                                     exposure_s=self.params.exposure_s)
+        return {"image": Attached(msg, np.ascontiguousarray(img))}
