@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import types
 import typing
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -101,8 +102,14 @@ _SCALAR_TYPES = {
 }
 
 
+def _is_optional_path(annotation: Any) -> bool:
+    """``Path | None``: a file path that may be left out (None, or "" in a rig)."""
+    args = typing.get_args(annotation)
+    return typing.get_origin(annotation) in (typing.Union, types.UnionType) and set(args) == {Path, type(None)}
+
+
 def _parameter_type(annotation: Any) -> int:
-    if annotation is Path:
+    if annotation is Path or _is_optional_path(annotation):
         return lc.PARAMETER_TYPE_STRING
     if annotation in _SCALAR_TYPES:
         return _SCALAR_TYPES[annotation]
@@ -160,7 +167,12 @@ def coerce_parameter(
 
     A parameter annotated ``pathlib.Path`` is a file path: a relative path is taken
     from ``base_dir`` (the rig file's folder, or ``moonpool serve --base-dir``).
+    ``Path | None`` is an optional file path: "" or None give None.
     """
+    if _is_optional_path(annotation):
+        if value is None or value == "":
+            return None
+        annotation = Path
     if annotation is Path:
         if isinstance(value, Path):
             value = str(value)

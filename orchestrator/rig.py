@@ -122,6 +122,9 @@ class RunConfig:
     """A spawned or served component ends its session after this long without a word."""
     record: bool = True
     """Write the MCAP recording (the digest is computed either way)."""
+    record_exclude: tuple[str, ...] = ()
+    """Outputs (``COMPONENT.PORT``) left out of the recording, e.g. camera pixels: their
+    messages are still delivered and hashed into the digest, only not written."""
     plots: bool = True
     """Draw PNG plots after the run."""
 

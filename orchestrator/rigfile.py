@@ -68,6 +68,7 @@ RUN_KEYS = (
     "heartbeat_interval",
     "peer_timeout",
     "record",
+    "record_exclude",
     "plots",
 )
 COMPONENT_KEYS = (
@@ -667,6 +668,7 @@ def _run_config(
             "between two heartbeats; raise it (e.g. 10 x the interval) or use 0 to disable",
         )
     record = _bool(report, "run.record", table.get("record", d.record))
+    exclude = _record_exclude(report, table.get("record_exclude", []), names)
     plots = _bool(report, "run.plots", table.get("plots", d.plots))
     return RunConfig(
         until_ns=until_ns or 0,
@@ -676,8 +678,28 @@ def _run_config(
         heartbeat_interval_ns=heartbeat or d.heartbeat_interval_ns,
         peer_timeout_ns=d.peer_timeout_ns if peer_timeout is None else peer_timeout,
         record=d.record if record is None else record,
+        record_exclude=exclude,
         plots=d.plots if plots is None else plots,
     )
+
+
+def _record_exclude(report: _Report, value: Any, names: Sequence[str]) -> tuple[str, ...]:
+    """run.record_exclude: a list of COMPONENT.PORT outputs of known components."""
+    key = "run.record_exclude"
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        report.add(key, f'expected a list of "COMPONENT.PORT" outputs, got {value!r}; '
+                   'e.g. record_exclude = ["camera.image"]')
+        return ()
+    out = []
+    for i, ref in enumerate(value):
+        component, dot, port = ref.partition(".")
+        if not dot or not component or not port or "." in port:
+            report.add(f"{key}[{i}]", f"{ref!r} is not COMPONENT.PORT; e.g. \"camera.image\"")
+        elif component not in names:
+            report.add(f"{key}[{i}]", f"no component named '{component}'{_did_you_mean(component, names)}")
+        else:
+            out.append(ref)
+    return tuple(out)
 
 
 def _until(report: _Report, table: Mapping[str, Any], until_s: Any) -> int | None:
@@ -1142,6 +1164,16 @@ def _deep_check(
     _inputs_connected_twice(report, rig.connections, connection_keys)
     for plot, key in zip(rig.plots, plot_keys):
         _check_plot(report, plot, key, classes)
+    for i, ref in enumerate(rig.run.record_exclude):
+        component, _, port = ref.partition(".")
+        if component in classes:
+            _find_port(report, f"run.record_exclude[{i}]", component, port, classes[component],
+                       "output", "name an output")
+        for j, plot in enumerate(rig.plots):
+            for k, series in enumerate(plot.series):
+                if series.partition(":")[0] == ref:
+                    report.add(f"plots[{j}].series[{k}]", f"{ref} is in run.record_exclude, so the "
+                               "recording has nothing to plot; remove one of them")
     return report.problems[start:]
 
 

@@ -18,7 +18,7 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,20 +50,23 @@ log = logging.getLogger("moonpool.run")
 class RunObserver:
     """Feeds every message to the digest and, when recording, to the MCAP file."""
 
-    def __init__(self, recorder: Recorder | None) -> None:
+    def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = ()) -> None:
         self.recorder = recorder
         self.digest = Digest()
         self._topics: list[tuple[str, int]] = []
+        # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
+        self._exclude = {"/" + ref.replace(".", "/", 1) for ref in exclude}
 
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
-        channel = self.recorder.add_topic(topic, type_name, extra_schemas) if self.recorder else -1
+        recorded = self.recorder is not None and topic not in self._exclude
+        channel = self.recorder.add_topic(topic, type_name, extra_schemas) if recorded else -1
         self._topics.append((topic, channel))
         return len(self._topics) - 1
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
         topic, channel = self._topics[index]
         self.digest.update(topic, log_time_ns, payload, attachment)
-        if self.recorder is not None:
+        if channel >= 0:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
 
 
@@ -151,7 +154,7 @@ def run_rig(
             metadata={"rig": rig.name, "seed": str(rig.run.seed), "algorithm": rig.run.algorithm},
         )
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
-    observer = RunObserver(recorder)
+    observer = RunObserver(recorder, rig.run.record_exclude)
     sock_dir = Path(tempfile.mkdtemp(prefix="moonpool-"))
     old_term = old_int = None
     try:

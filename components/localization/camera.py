@@ -39,8 +39,8 @@ def pose_from_state(state: vehicle_pb2.VehicleState) -> Pose:
     return Pose(p.x, p.y, p.z, roll, pitch, yaw)
 
 
-def setup_from_param(path: str, component: str, image_size=None) -> PoolSetup:
-    """The setup named by a component parameter ("" : the built-in simulated pool)."""
+def setup_from_param(path: Path | str | None, component: str, image_size=None) -> PoolSetup:
+    """The setup named by a component parameter (None or "" : the built-in simulated pool)."""
     if not path:
         return example_setup(image_size or (1280, 720))
     try:
@@ -61,8 +61,8 @@ class OverheadCamera(Component):
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
-        setup_file: str = param("", "setup.json of the TRUE camera and tag layout ('' : the "
-                                "built-in simulated pool rig); relative to the working folder")
+        setup_file: Path | None = param(None, "setup.json of the TRUE camera and tag layout (absent: the "
+                                        "built-in simulated pool rig); relative to the rig file's folder")
         image_width: int = param(0, "image width (0: from the setup, else 1280)", unit="px")
         image_height: int = param(0, "image height (0: from the setup, else 720)", unit="px")
         supersampling: int = param(4, "S: S x S samples per edge pixel (area average)")

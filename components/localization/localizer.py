@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2, vision_pb2
@@ -86,8 +87,8 @@ class Localizer(Component):
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
-        setup_file: str = param("", "setup.json: the calibration the localizer uses ('' : the "
-                                "built-in simulated pool rig)")
+        setup_file: Path | None = param(None, "setup.json: the calibration the localizer uses (absent: "
+                                        "the built-in simulated pool rig); relative to the rig file's folder")
         method: str = param("refraction", "refraction (refraction-aware) or pinhole (PnP "
                             "baseline, ignores the water)")
         quad_decimate: float = param(2.0, "apriltag quad_decimate on a full frame")

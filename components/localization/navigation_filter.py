@@ -30,6 +30,11 @@ a measurement that arrives late rolls the filter back to the last snapshot befor
 its time and re-applies everything after it in time order — the estimate equals
 what an on-time delivery would have given, bit for bit.
 
+Attitude: roll and pitch come from a complementary filter on the IMU (gyro rates
+integrated, pulled towards the accelerometer's tilt with time constant τ), the body
+rates from the latest gyro sample; the output's quaternion combines them with the
+yaw filter's ψ. Without an IMU the output is level.
+
 Refusals: refused measurements are counted and skipped; the filter coasts
 (predicts). The output is refused (NOT_READY) until a pose and a depth have been
 applied, and refused (UPSTREAM_INVALID) while the horizontal position standard
@@ -75,6 +80,15 @@ def _angle_residual(z: np.ndarray, hx: np.ndarray) -> np.ndarray:
     y = np.asarray(z, float) - np.asarray(hx, float)
     y[0, 0] = wrap(float(y[0, 0]))
     return y
+
+
+def _quat_from_euler(phi: float, theta: float, psi: float) -> tuple[float, float, float, float]:
+    """(w, x, y, z) of Rz(ψ) Ry(θ) Rx(φ)."""
+    cr, sr = math.cos(phi / 2), math.sin(phi / 2)
+    cp, sp = math.cos(theta / 2), math.sin(theta / 2)
+    cy, sy = math.cos(psi / 2), math.sin(psi / 2)
+    return (cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy)
 
 
 @dataclass(frozen=True)
@@ -222,7 +236,8 @@ class NavigationFilter(Component):
     inputs = (
         Port("pose", navigation_pb2.PoseMeasurement, "x, y (and yaw) from the localizer", queued=True),
         Port("pressure", sensors_pb2.Pressure, "absolute pressure (depth)", queued=True),
-        Port("imu", sensors_pb2.Imu, "optional: the z gyro measures the yaw rate", queued=True),
+        Port("imu", sensors_pb2.Imu, "optional: gyro (yaw rate, body rates) and accelerometer (roll, pitch)",
+             queued=True),
         Port("truth", vehicle_pb2.VehicleState, "optional: true state, copied into the truth fields"),
     )
     outputs = (Port("navigation", navigation_pb2.NavigationState, "estimate at the step time (NED)"),)
@@ -241,13 +256,15 @@ class NavigationFilter(Component):
         gate_probability: float = param(0.999, "χ² gate: probability of keeping a good measurement")
         reset_after_rejections: int = param(10, "re-initialise from poses after this many consecutive rejections")
         initial_velocity_std_mps: float = param(0.5, "σ of the velocity at initialisation", unit="m/s")
+        attitude_time_constant_s: float = param(
+            1.0, "τ of the roll/pitch complementary filter (gyro below 1/τ, accelerometer tilt above)", unit="s")
         history_s: float = param(2.0, "how late a measurement may arrive and still be applied at its time", unit="s")
         max_position_std_m: float = param(0.5, "refuse the output while the horizontal σ exceeds this", unit="m")
 
     def configure(self, params: Parameters) -> None:
         positive = ("accel_noise_m2ps3", "yaw_accel_noise_rad2ps3", "depth_noise_m", "gyro_noise_radps",
                     "min_pose_std_m", "min_yaw_std_rad", "water_density_kgpm3", "initial_velocity_std_mps",
-                    "max_position_std_m")
+                    "max_position_std_m", "attitude_time_constant_s")
         for name in positive:
             if not getattr(params, name) > 0:
                 raise ParameterError(f"{name} must be > 0, got {getattr(params, name)}",
@@ -272,6 +289,10 @@ class NavigationFilter(Component):
         self.too_late = 0
         self.seq = 0
         self.truth_pos = self.truth_yaw = None
+        # Roll/pitch complementary filter and the latest body rates (from the IMU).
+        self.phi = self.theta = 0.0
+        self.attitude_t_ns: int | None = None
+        self.rates = (0.0, 0.0, 0.0)
         return None
 
     # -- measurements from messages ------------------------------------------
@@ -322,12 +343,38 @@ class NavigationFilter(Component):
                 self.refused["pressure"] += 1
                 continue
             new.append(self._depth(msg))
-        for msg in inputs.get("imu") or ():
+        for msg in sorted(inputs.get("imu") or (), key=lambda m: m.header.sim_time_ns):
             if not msg.validity.valid:
                 self.refused["imu"] += 1
                 continue
             new.append(self._gyro(msg))
+            self._attitude(msg)
         return new
+
+    def _attitude(self, msg: sensors_pb2.Imu) -> None:
+        """Roll φ and pitch θ by a complementary filter (IMU frame = body frame, FRD).
+
+        Gyro: Euler-angle rates φ̇ = p + (q sin φ + r cos φ) tan θ, θ̇ = q cos φ − r sin φ.
+        Accelerometer (at rest the specific force is −g in the body): φ_a = atan2(−f_y, −f_z),
+        θ_a = atan2(f_x, √(f_y² + f_z²)). Blend: x ← x_g + k (x_a − x_g), k = Δt / (τ + Δt).
+        """
+        f, w = msg.specific_force_mps2, msg.angular_rate_radps
+        phi_a = math.atan2(-f.y, -f.z)
+        theta_a = math.atan2(f.x, math.hypot(f.y, f.z))
+        t = msg.header.sim_time_ns
+        if self.attitude_t_ns is None:
+            self.phi, self.theta = phi_a, theta_a
+        elif t > self.attitude_t_ns:
+            dt = (t - self.attitude_t_ns) / NS
+            p, q, r = self.rates
+            sp, cp = math.sin(self.phi), math.cos(self.phi)
+            phi_g = self.phi + (p + (q * sp + r * cp) * math.tan(self.theta)) * dt
+            theta_g = self.theta + (q * cp - r * sp) * dt
+            k = dt / (self.p.attitude_time_constant_s + dt)
+            self.phi = phi_g + k * wrap(phi_a - phi_g)
+            self.theta = theta_g + k * (theta_a - theta_g)
+        self.attitude_t_ns = max(t, self.attitude_t_ns or t)
+        self.rates = (w.x, w.y, w.z)
 
     # -- the step --------------------------------------------------------------
 
@@ -384,8 +431,14 @@ class NavigationFilter(Component):
         psi, rate = (float(f.yaw.x[0, 0]), float(f.yaw.x[1, 0])) if f.has_yaw else (0.0, 0.0)
         msg.yaw_rad = psi
         msg.yaw_variance_rad2 = float(f.yaw.P[0, 0]) if f.has_yaw else math.inf
-        msg.angular_velocity_body_radps.z = rate
-        msg.orientation.w, msg.orientation.z = math.cos(psi / 2), math.sin(psi / 2)
+        if self.attitude_t_ns is not None:  # attitude and body rates from the IMU
+            q = _quat_from_euler(self.phi, self.theta, psi)
+            msg.orientation.w, msg.orientation.x, msg.orientation.y, msg.orientation.z = q
+            w = msg.angular_velocity_body_radps
+            w.x, w.y, w.z = self.rates
+        else:  # level, turning at the yaw filter's rate
+            msg.angular_velocity_body_radps.z = rate
+            msg.orientation.w, msg.orientation.z = math.cos(psi / 2), math.sin(psi / 2)
         sigma_h = math.sqrt(max(P[0, 0], P[1, 1]))
         v = msg.validity
         if not (f.has_pose and f.has_depth):

@@ -188,3 +188,30 @@ def test_bad_parameters_are_named(name, value):
     from moonpool.components.errors import ParameterError
     with pytest.raises(ParameterError, match=name):
         make(**{name: value})
+
+
+def imu(t_ns, roll, pitch, rates=(0.0, 0.0, 0.0)):
+    """A vehicle at rest tilted by (roll, pitch): specific force −g in the body frame."""
+    m = sensors_pb2.Imu()
+    m.header.sim_time_ns = t_ns
+    m.validity.valid = True
+    g_b = np.array([-math.sin(pitch), math.sin(roll) * math.cos(pitch), math.cos(roll) * math.cos(pitch)]) * G
+    m.specific_force_mps2.x, m.specific_force_mps2.y, m.specific_force_mps2.z = -g_b
+    m.angular_rate_radps.x, m.angular_rate_radps.y, m.angular_rate_radps.z = rates
+    return m
+
+
+def test_roll_and_pitch_from_the_imu_reach_the_output_quaternion():
+    from moonpool.components.sensors.common import euler_from_rot, rot_from_quat
+
+    host = make(attitude_time_constant_s=0.5)
+    roll, pitch = math.radians(4.0), math.radians(-3.0)
+    outs = run(host, 100, lambda k, t: {"pose": [pose(t, 0.2, 0.1, 1.0)], "pressure": [pressure(t, 1.0)],
+                                        "imu": [imu(t, roll, pitch, (0.01, -0.02, 0.03) if k == 99 else
+                                                    (0.0, 0.0, 0.0))]})
+    o = outs[-1].orientation
+    r, p, y = euler_from_rot(rot_from_quat(np.array([o.w, o.x, o.y, o.z])))
+    assert r == pytest.approx(roll, abs=1e-3) and p == pytest.approx(pitch, abs=1e-3)
+    assert y == pytest.approx(outs[-1].yaw_rad, abs=1e-9)
+    w = outs[-1].angular_velocity_body_radps
+    assert (w.x, w.y, w.z) == (0.01, -0.02, 0.03)

@@ -796,3 +796,23 @@ def test_plot_paths_may_key_signals_by_names_with_dots() -> None:
     assert _field_problem(desc, "signals[e_3d].value") is None
     assert "has no field 'nope'" in _field_problem(desc, "signals[left.traction_n].nope")
     assert "not a number" in _field_problem(desc, "signals[left.traction_n]")
+
+
+def test_record_exclude_is_checked(tmp_path: Path) -> None:
+    path = write_rig(
+        tmp_path,
+        """
+        [run]
+        until = 1
+        record_exclude = ["a", "ghost.out", "a.out"]
+        [components.a]
+        entry = "x:Y"
+        rate_hz = 1
+        """,
+    )
+    p = by_key(problems_of(path))
+    assert "not COMPONENT.PORT" in p["run.record_exclude[0]"].message
+    assert "no component named 'ghost'" in p["run.record_exclude[1]"].message
+    assert "run.record_exclude[2]" not in p
+    bad = write_rig(tmp_path, '[run]\nuntil = 1\nrecord_exclude = "a.out"\n[components.a]\nentry = "x:Y"\nrate_hz = 1\n')
+    assert "expected a list" in by_key(problems_of(bad))["run.record_exclude"].message
