@@ -21,8 +21,9 @@ filter with the constant Jacobians H above; it is used for its ``residual`` hook
 
 Outliers: an innovation y with covariance S = H P Hᵀ + R is rejected when its
 squared Mahalanobis distance yᵀ S⁻¹ y exceeds the χ² quantile of ``gate_probability``
-(dof = dim z). After ``reset_after_rejections`` consecutive rejections of poses the
-filter re-initialises from the next pose (it was lost, not the measurements wrong).
+(dof = dim z). After ``reset_after_rejections`` consecutive rejections of poses (or
+of yaws) the filter re-initialises its position (or heading) from the next one: it was
+lost, not the measurements wrong.
 
 Latency: every measurement is applied at the time stamped in its header (capture
 time), not at arrival. The filter keeps a snapshot per step for ``history_s``;
@@ -122,18 +123,22 @@ class PoseVelocityYawFilter:
         self.rejected = {"pose": 0, "depth": 0, "yaw": 0, "gyro": 0}
         self.applied = {"pose": 0, "depth": 0, "yaw": 0, "gyro": 0}
         self.consecutive_pose_rejections = 0
+        self.consecutive_yaw_rejections = 0
         self.resets = 0
+        self.yaw_resets = 0
 
     # -- state for snapshots -------------------------------------------------
 
     def save(self) -> tuple:
         return (self.t_ns, self.pv.x.copy(), self.pv.P.copy(), self.yaw.x.copy(), self.yaw.P.copy(),
                 self.has_pose, self.has_depth, self.has_yaw, dict(self.rejected), dict(self.applied),
-                self.consecutive_pose_rejections, self.resets)
+                self.consecutive_pose_rejections, self.resets, self.consecutive_yaw_rejections,
+                self.yaw_resets)
 
     def restore(self, s: tuple) -> None:
         (self.t_ns, x, P, xy, Py, self.has_pose, self.has_depth, self.has_yaw, rej, app,
-         self.consecutive_pose_rejections, self.resets) = s
+         self.consecutive_pose_rejections, self.resets, self.consecutive_yaw_rejections,
+         self.yaw_resets) = s
         self.pv.x, self.pv.P, self.yaw.x, self.yaw.P = x.copy(), P.copy(), xy.copy(), Py.copy()
         self.rejected, self.applied = dict(rej), dict(app)
 
@@ -219,14 +224,23 @@ class PoseVelocityYawFilter:
         self.applied["pose"] += 1
 
     def _apply_yaw(self, psi: float, var: float) -> None:
+        if self.has_yaw and self.consecutive_yaw_rejections >= self.reset_after:
+            # Every recent yaw disagreed: the filter lost the heading (not the camera).
+            self.yaw_resets += 1
+            self.yaw.x = np.array([[wrap(psi)], [float(self.yaw.x[1, 0])]])
+            self.yaw.P = np.diag([var, float(self.yaw.P[1, 1])])
+            self.consecutive_yaw_rejections = 0
+            self.applied["yaw"] += 1
+            return
         if not self.has_yaw:
             self.yaw.x = np.array([[wrap(psi)], [0.0]])
             self.yaw.P = np.diag([var, 0.5**2])
             self.has_yaw = True
             self.applied["yaw"] += 1
             return
-        self._gated_update(self.yaw, np.array([psi]), np.array([[1.0, 0.0]]), np.array([[var]]),
-                           "yaw", angle=True)
+        ok = self._gated_update(self.yaw, np.array([psi]), np.array([[1.0, 0.0]]), np.array([[var]]),
+                                "yaw", angle=True)
+        self.consecutive_yaw_rejections = 0 if ok else self.consecutive_yaw_rejections + 1
         self.yaw.x[0, 0] = wrap(float(self.yaw.x[0, 0]))
 
 
@@ -245,7 +259,9 @@ class NavigationFilter(Component):
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
         accel_noise_m2ps3: float = param(0.05, "q_a: spectral density of the unmodelled acceleration", unit="m^2/s^3")
-        yaw_accel_noise_rad2ps3: float = param(0.05, "q_ψ: spectral density of the unmodelled yaw acceleration", unit="rad^2/s^3")
+        yaw_accel_noise_rad2ps3: float = param(
+            5.0, "q_ψ: spectral density of the unmodelled yaw acceleration (a vehicle that can spin up "
+            "to 1 rad/s in 0.1 s needs several rad²/s³; the gyro then carries the rate)", unit="rad^2/s^3")
         depth_noise_m: float = param(0.01, "σ_d: standard deviation of the depth from pressure", unit="m")
         gyro_noise_radps: float = param(0.01, "σ_r: standard deviation of the z gyro as a yaw-rate measurement", unit="rad/s")
         min_pose_std_m: float = param(0.002, "floor on a pose measurement's standard deviation", unit="m")
@@ -461,7 +477,7 @@ class NavigationFilter(Component):
     def terminate(self):
         f = self.f
         return {"applied": dict(f.applied), "rejected": dict(f.rejected), "refused": dict(self.refused),
-                "too_late": self.too_late, "resets": f.resets}
+                "too_late": self.too_late, "resets": f.resets, "yaw_resets": f.yaw_resets}
 
 
 __all__ = ["Measurement", "NavigationFilter", "PoseVelocityYawFilter", "wrap"]

@@ -215,3 +215,38 @@ def test_roll_and_pitch_from_the_imu_reach_the_output_quaternion():
     assert y == pytest.approx(outs[-1].yaw_rad, abs=1e-9)
     w = outs[-1].angular_velocity_body_radps
     assert (w.x, w.y, w.z) == (0.01, -0.02, 0.03)
+
+
+def test_a_fast_turn_is_followed_with_the_gyro():
+    """The PID spins the vehicle up to 1.4 rad/s within 0.1 s: the heading must follow.
+    (With q_ψ = 0.05 rad²/s³ the filter lags, then gates every yaw out: 1.4 rad off.)"""
+    host = make()
+
+    def psi_r(t):
+        s = t / NS - 1.0  # turn from t = 1 s: r ramps to 1.4 rad/s over 0.1 s, holds 1 s
+        r = 0.0 if s < 0 else 14.0 * s if s < 0.1 else 1.4 if s < 1.1 else 0.0
+        ang = 0.0 if s < 0 else 7.0 * s * s if s < 0.1 else 0.07 + 1.4 * (min(s, 1.1) - 0.1)
+        return wrap(-1.5 + ang), r
+
+    def inputs(k, t):
+        psi, r = psi_r(t)
+        d = {"pressure": [pressure(t, 1.0)], "imu": [imu(t, 0.0, 0.0, (0.0, 0.0, r))]}
+        if k % 2 == 0:
+            d["pose"] = [pose(t, 0.0, 0.0, psi)]
+        return d
+
+    outs = run(host, 80, inputs)
+    errs = [abs(wrap(o.yaw_rad - psi_r(k * DT)[0])) for k, o in enumerate(outs)]
+    print(f"largest heading error during the turn {max(errs[10:]):.4f} rad")
+    assert max(errs[10:]) < 0.03
+    m = host.terminate()
+    assert m["rejected"]["yaw"] == 0 and m["yaw_resets"] == 0
+
+
+def test_heading_relocks_after_persistent_disagreement():
+    host = make(reset_after_rejections=5)
+    outs = run(host, 80, lambda k, t: {"pressure": [pressure(t, 1.0)],
+                                        "pose": [pose(t, 0.0, 0.0, 0.2 if k < 30 else 2.2)]})
+    assert abs(outs[-1].yaw_rad - 2.2) < 0.01
+    m = host.terminate()
+    assert m["yaw_resets"] == 1 and m["rejected"]["yaw"] == 5
