@@ -299,7 +299,9 @@ class NavigationFilter(Component):
                                        p.reset_after_rejections, p.initial_velocity_std_mps)
         self.f.predict_to(start_time_ns)
         # (time, snapshot of the filter with every measurement stamped <= time applied)
-        self.history: deque[tuple[int, tuple]] = deque([(start_time_ns, self.f.save())])
+        # The first entry is keyed just before the start so measurements taken at the
+        # start instant are applied, not dropped as too old.
+        self.history: deque[tuple[int, tuple]] = deque([(start_time_ns - 1, self.f.save())])
         self.pending: list[Measurement] = []  # applied measurements newer than the oldest snapshot
         self.refused = {"pose": 0, "pressure": 0, "imu": 0}
         self.too_late = 0

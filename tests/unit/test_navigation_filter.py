@@ -250,3 +250,10 @@ def test_heading_relocks_after_persistent_disagreement():
     assert abs(outs[-1].yaw_rad - 2.2) < 0.01
     m = host.terminate()
     assert m["yaw_resets"] == 1 and m["rejected"]["yaw"] == 5
+
+
+def test_measurements_at_the_start_instant_are_used():
+    host = make()
+    (o,) = host.step(0, DT, {"pose": [pose(0, 0.3, 0.2, 0.1)], "pressure": [pressure(0, 1.0)]})
+    assert o.message.validity.valid and abs(o.message.position_ned_m.x - 0.3) < 1e-9
+    assert host.terminate()["too_late"] == 0
