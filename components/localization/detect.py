@@ -19,9 +19,11 @@ Pitfalls (docs/localization.md, "Detection"):
    16-bit is scaled.
 7. Destroying a ``Detector`` (its ``__del__``) after a full-resolution detection
    (``quad_decimate = 1``) corrupts the heap with the bundled C library: the process
-   crashes later, somewhere else. One C detector per family is created for the life of
-   the process and shared (under a lock); every ``TagDetector`` sets its own options on
-   it before each call.
+   crashes later, somewhere else — at the latest when the interpreter exits and
+   collects it (a segmentation fault after a finished run). One C detector per family
+   is created for the life of the process, shared (under a lock) and never destroyed:
+   its ``__del__`` is disabled, the operating system frees it at exit. Every
+   ``TagDetector`` sets its own options on it before each call.
 8. Full-resolution detection (``quad_decimate = 1``) of a 1280x720 frame costs
    ~0.15 s; decimated quad search with ``refine_edges`` keeps the full-resolution
    corner accuracy at a fraction of the cost, and a region of interest (the tags'
@@ -133,7 +135,11 @@ def _shared_detector(family: str):
         if entry is None:
             import pupil_apriltags
 
-            entry = (pupil_apriltags.Detector(families=family), threading.Lock())
+            class _Undestroyed(pupil_apriltags.Detector):
+                def __del__(self) -> None:  # pitfall 7: never call apriltag_detector_destroy
+                    pass
+
+            entry = (_Undestroyed(families=family), threading.Lock())
             _SHARED[family] = entry
         return entry
 
