@@ -8,6 +8,9 @@
     moonpool localize DATASET [--method refraction|pinhole|both] [--json OUT] [--csv PATH]
     moonpool dataset pool OUT --locations N --images-per-location K [--seed S] [--set K=V]...
                           [--setup FILE] [--ideal]
+    moonpool calibrate intrinsics IMAGES... --board checkerboard|charuco --cols N --rows M
+                          --square-m S [--marker-m S] [--dictionary NAME] [--out setup.json]
+    moonpool calibrate water SETUP FOLDER [--out setup.json]
 
 Exit codes: 0 success, 1 a run that failed, 2 bad input (rig, flags, entry).
 """
@@ -92,6 +95,42 @@ def _parser() -> argparse.ArgumentParser:
     dp.add_argument("--setup", type=Path, metavar="FILE",
                     help="render with this setup.json (the true camera and tag layout; "
                          "default: the built-in pool rig)")
+
+    ca = sub.add_parser("calibrate", help="calibrate the pool camera (writes setup.json)")
+    csub = ca.add_subparsers(dest="calibrate_command", required=True, parser_class=_Parser)
+    ci = csub.add_parser("intrinsics", help="camera matrix and distortion from photos of a "
+                         "checkerboard or ChArUco board taken in air")
+    ci.add_argument("images", nargs="+", help="image files or folders (15-30 photos)")
+    ci.add_argument("--board", choices=["checkerboard", "charuco"], required=True)
+    ci.add_argument("--cols", type=int, required=True, metavar="N",
+                    help="squares along the board's width (not inner corners)")
+    ci.add_argument("--rows", type=int, required=True, metavar="M", help="squares along its height")
+    ci.add_argument("--square-m", type=float, required=True, metavar="S",
+                    help="edge of one square, m")
+    ci.add_argument("--marker-m", type=float, metavar="S",
+                    help="ChArUco: edge of one marker, m (default 0.75 x square)")
+    ci.add_argument("--dictionary", metavar="NAME",
+                    help="ChArUco: ArUco dictionary, e.g. DICT_5X5_100 (default: found from "
+                         "the images)")
+    ci.add_argument("--fix-k3", action="store_true", help="hold k3 at 0")
+    ci.add_argument("--out", type=Path, default=Path("setup.json"), metavar="FILE",
+                    help="setup.json to create or update (K, dist, image_size; default "
+                         "./setup.json)")
+    ci.add_argument("--json", type=Path, metavar="OUT", dest="json_out",
+                    help="write the full report (per-image errors) as JSON")
+    cw = csub.add_parser("water", help="camera pose and height above the water from tag "
+                         "images at known depths (through refraction)")
+    cw.add_argument("setup", type=Path, help="setup.json with K, dist and the tag layout")
+    cw.add_argument("folder", type=Path, help="folder with manifest.jsonl and the images")
+    cw.add_argument("--out", type=Path, metavar="FILE",
+                    help="where to write the updated setup (default: SETUP itself)")
+    cw.add_argument("--depth-sigma-m", type=float, default=0.002, metavar="S",
+                    help="uncertainty of each image's depth, m (for the reported sigma; "
+                         "default 0.002)")
+    cw.add_argument("--quad-decimate", type=float, default=2.0, metavar="F",
+                    help="apriltag quad_decimate (default 2; 1 for small tags)")
+    cw.add_argument("--json", type=Path, metavar="OUT", dest="json_out",
+                    help="write the full report (sigmas, per-image residuals) as JSON")
 
     d = sub.add_parser("describe", help="print a component's ports and parameters")
     d.add_argument("entry", nargs="?", help="registered name, module:Class or file.py:Class")
@@ -313,12 +352,68 @@ def cmd_dataset(args) -> int:
     return EXIT_OK
 
 
+def _clear_progress(show: bool) -> None:
+    if show:
+        sys.stderr.write("\r" + " " * 30 + "\r")
+        sys.stderr.flush()
+
+
+def cmd_calibrate(args) -> int:
+    from moonpool.components.errors import ParameterError
+    from moonpool.components.localization import calibration as cal
+
+    show = sys.stderr.isatty()
+
+    def progress(k: int, n: int) -> None:
+        if show:
+            sys.stderr.write(f"\r{k}/{n} images")
+            sys.stderr.flush()
+
+    try:
+        if args.calibrate_command == "intrinsics":
+            cal.check_output(args.out)
+            board = cal.BoardSpec(args.board, args.cols, args.rows, args.square_m, args.marker_m,
+                                  args.dictionary)
+            res = cal.calibrate_intrinsics(cal.expand_images(args.images), board,
+                                           cal.IntrinsicsOptions(fix_k3=args.fix_k3), progress)
+            _clear_progress(show)
+            print(cal.format_intrinsics_report(res))
+            notes = cal.write_intrinsics(res, args.out)
+        else:
+            if args.out is not None:
+                cal.check_output(args.out)
+            opts = cal.WaterOptions(quad_decimate=args.quad_decimate,
+                                    depth_sigma_m=args.depth_sigma_m)
+            res = cal.calibrate_water(args.setup, args.folder, opts, progress)
+            _clear_progress(show)
+            print(cal.format_water_report(res))
+            notes = cal.write_water(res, args.setup, args.out)
+        if args.json_out:
+            args.json_out.write_text(json.dumps(res.to_json(), indent=2) + "\n")
+            notes.append(f"report in {args.json_out}")
+    except ParameterError as exc:
+        _clear_progress(show)
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except cal.CalibrationFailed as exc:
+        _clear_progress(show)
+        print(f"error: calibration failed: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except OSError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for n in notes:
+        print(n)
+    return EXIT_OK
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
-               "fmu": cmd_fmu, "localize": cmd_localize, "dataset": cmd_dataset}
+               "fmu": cmd_fmu, "localize": cmd_localize, "dataset": cmd_dataset,
+               "calibrate": cmd_calibrate}
     return handler[args.command](args)
 
 

@@ -132,7 +132,12 @@ def test_ctrl_c_shuts_down_cleanly(tmp_path):
         deadline = time.time() + 30
         while not (tmp_path / f"{name}.pid").exists() and time.time() < deadline:
             time.sleep(0.05)
-    time.sleep(0.5)
+    # Interrupt once messages are on disk (a first 256 KiB chunk), however loaded the
+    # machine: the point is that what was recorded survives the interrupt.
+    recording = tmp_path / "out" / "recording.mcap"
+    deadline = time.time() + 30
+    while time.time() < deadline and not (recording.exists() and recording.stat().st_size > 256 * 1024):
+        time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
     t0 = time.time()
     _, err, seconds = _finish(proc, tmp_path, t0)
