@@ -16,6 +16,9 @@ Placement = Literal["inproc", "process", "remote"]
 """Where a component runs: in the orchestrator's process, in a child process the
 orchestrator spawns and supervises, or behind an endpoint someone else serves."""
 
+OverrunPolicy = Literal["warn", "skip", "abort"]
+"""What real-time mode does when a tick overruns its slot (orchestrator/realtime.py)."""
+
 Algorithm = Literal["jacobi", "gauss-seidel"]
 """How components due at the same instant are stepped (docs/architecture.md)."""
 
@@ -127,6 +130,14 @@ class RunConfig:
     messages are still delivered and hashed into the digest, only not written."""
     plots: bool = True
     """Draw PNG plots after the run."""
+    realtime: Fraction | None = None
+    """Real-time factor: simulated seconds per wall-clock second (1 = real time, 0.5 =
+    half speed), exact; None runs as fast as possible."""
+    overrun: OverrunPolicy = "warn"
+    """Real-time mode: what to do when a tick overruns its slot (warn, skip, abort)."""
+    realtime_priority: int = 0
+    """Real-time mode: 0 steps at normal priority; 1-99 as a SCHED_FIFO thread of that
+    priority (Linux; needs the right to)."""
 
 
 @dataclass(frozen=True)

@@ -53,6 +53,7 @@ from .rig import (
     RunConfig,
     Schedule,
 )
+from .realtime import OVERRUN_POLICIES
 from .timeparse import DurationError, parse_duration_ns
 
 __all__ = ["apply_overrides", "check_rig", "load_and_check", "load_rig"]
@@ -70,6 +71,9 @@ RUN_KEYS = (
     "record",
     "record_exclude",
     "plots",
+    "realtime",
+    "overrun",
+    "realtime_priority",
 )
 COMPONENT_KEYS = (
     "entry",
@@ -122,14 +126,16 @@ def load_rig(
     until_s: float | None = None,
     seed: int | None = None,
     mode: str | None = None,
+    realtime: float | None = None,
 ) -> Rig:
     """Read and validate the rig file ``path`` (without importing any component).
 
-    ``overrides`` are ``--set key.path=value`` texts; ``until_s``, ``seed`` and
-    ``mode`` (``inproc`` or ``process``, for every component) replace what the
-    file says. Raises RigFileError or RigValidationError (all problems at once).
+    ``overrides`` are ``--set key.path=value`` texts; ``until_s``, ``seed``,
+    ``mode`` (``inproc`` or ``process``, for every component) and ``realtime`` (a
+    real-time factor) replace what the file says. Raises RigFileError or
+    RigValidationError (all problems at once).
     """
-    parsed = _parse(path, overrides, until_s=until_s, seed=seed, mode=mode)
+    parsed = _parse(path, overrides, until_s=until_s, seed=seed, mode=mode, realtime=realtime)
     if parsed.problems:
         raise RigValidationError(parsed.problems)
     return parsed.rig
@@ -147,7 +153,8 @@ def check_rig(rig: Rig) -> list[Problem]:
 def load_and_check(path: str | Path, overrides: Sequence[str] = (), **kw: Any) -> Rig:
     """:func:`load_rig` then :func:`check_rig`; one RigValidationError with all problems.
 
-    Keyword arguments are those of :func:`load_rig` (``until_s``, ``seed``, ``mode``).
+    Keyword arguments are those of :func:`load_rig` (``until_s``, ``seed``, ``mode``,
+    ``realtime``).
     """
     parsed = _parse(path, overrides, **kw)
     report = _Report(str(path), parsed.rig.source_text, parsed.report.overridden)
@@ -436,11 +443,11 @@ def _set_path(data: dict, path: Sequence[PathStep], value: Any) -> str | None:
 
 
 def _overrides_note(
-    overrides: Sequence[str], until_s: Any, seed: Any, mode: Any
+    overrides: Sequence[str], until_s: Any, seed: Any, mode: Any, realtime: Any = None
 ) -> str:
     """A TOML comment block listing the command-line changes (appended to source_text)."""
     items = [f"--set {o}" for o in overrides]
-    options = (("until", until_s), ("seed", seed), ("mode", mode))
+    options = (("until", until_s), ("seed", seed), ("mode", mode), ("realtime", realtime))
     items += [f"--{k} {v}" for k, v in options if v is not None]
     if not items:
         return ""
@@ -510,6 +517,7 @@ def _parse(
     until_s: float | None = None,
     seed: int | None = None,
     mode: str | None = None,
+    realtime: float | None = None,
 ) -> _Parsed:
     """Read, override and validate; never raises RigValidationError itself."""
     file = str(path)
@@ -523,7 +531,7 @@ def _parse(
     name = _string(report, "name", data.get("name", Path(path).stem), required=True)
     description = _string(report, "description", data.get("description", ""))
     declared = _component_names(data.get("components"))
-    run = _run_config(report, data.get("run"), declared, until_s, seed)
+    run = _run_config(report, data.get("run"), declared, until_s, seed, realtime)
     components = _components(report, data.get("components"), Path(path).resolve().parent, mode)
     connections, connection_keys = _connections(report, data.get("connections"), declared)
     plots, plot_keys = _plots(report, data.get("plots"), declared)
@@ -537,7 +545,7 @@ def _parse(
         connections=tuple(connections),
         plots=tuple(plots),
         description=description or "",
-        source_text=text + _overrides_note(overrides, until_s, seed, mode),
+        source_text=text + _overrides_note(overrides, until_s, seed, mode, realtime),
     )
     return _Parsed(rig, report, tuple(connection_keys), tuple(plot_keys))
 
@@ -639,9 +647,14 @@ def _rate(report: _Report, key: str, value: Any) -> Fraction | None:
 
 
 def _run_config(
-    report: _Report, table: Any, names: Sequence[str], until_s: Any, seed_arg: Any
+    report: _Report,
+    table: Any,
+    names: Sequence[str],
+    until_s: Any,
+    seed_arg: Any,
+    realtime_arg: Any = None,
 ) -> RunConfig:
-    """The [run] table with the --until/--seed overrides (placeholders where bad)."""
+    """The [run] table with the --until/--seed/--realtime overrides (placeholders where bad)."""
     if table is None:
         table = {}
     if not isinstance(table, dict):
@@ -670,6 +683,18 @@ def _run_config(
     record = _bool(report, "run.record", table.get("record", d.record))
     exclude = _record_exclude(report, table.get("record_exclude", []), names)
     plots = _bool(report, "run.plots", table.get("plots", d.plots))
+    realtime = _factor(report, "run.realtime", table.get("realtime", False))
+    if realtime_arg is not None:
+        realtime = _factor(report, "--realtime", realtime_arg)
+    overrun = _choice(report, "run.overrun", table.get("overrun", d.overrun), OVERRUN_POLICIES)
+    priority = table.get("realtime_priority", d.realtime_priority)
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
+        report.add(
+            "run.realtime_priority",
+            f"expected 0 (normal scheduling) or a SCHED_FIFO priority from 1 to 99, got "
+            f"{_a(priority)} {priority!r}",
+        )
+        priority = d.realtime_priority
     return RunConfig(
         until_ns=until_ns or 0,
         seed=d.seed if seed is None else seed,
@@ -680,6 +705,9 @@ def _run_config(
         record=d.record if record is None else record,
         record_exclude=exclude,
         plots=d.plots if plots is None else plots,
+        realtime=realtime,
+        overrun=overrun or d.overrun,  # type: ignore[arg-type]
+        realtime_priority=priority,
     )
 
 
@@ -700,6 +728,29 @@ def _record_exclude(report: _Report, value: Any, names: Sequence[str]) -> tuple[
         else:
             out.append(ref)
     return tuple(out)
+
+
+def _factor(report: _Report, key: str, value: Any) -> Fraction | None:
+    """A real-time factor: a number > 0 (exact), true (1) or false (off: None)."""
+    if value is False:
+        return None
+    if value is True:
+        return Fraction(1)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        report.add(
+            key,
+            f"expected a real-time factor like 1 (real time) or 0.5 (half speed), or "
+            f"true/false, got {_a(value)} {value!r}",
+        )
+        return None
+    if not math.isfinite(value) or value <= 0:
+        report.add(
+            key,
+            f"must be a finite number above 0, got {value!r}; 1 is real time, 0.5 half "
+            "speed (use false to run as fast as possible)",
+        )
+        return None
+    return Fraction(Decimal(str(value)))
 
 
 def _until(report: _Report, table: Mapping[str, Any], until_s: Any) -> int | None:

@@ -41,6 +41,7 @@ from .adapters.inprocess import InProcessAdapter
 from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
 from .execution import Execution
+from .realtime import Pacer
 from .recording import Digest, Recorder
 from .rig import Rig
 
@@ -133,6 +134,21 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
     return adapters
 
 
+def make_pacer(rig: Rig, adapters: dict[str, Adapter]) -> Pacer | None:
+    """The real-time pacer of the rig (``run.realtime``), or None to run flat out."""
+    if rig.run.realtime is None:
+        return None
+
+    def idle() -> None:  # heartbeats while a slow factor sleeps long
+        now = time.monotonic()
+        for a in adapters.values():
+            a.keepalive(now)
+
+    period = min(c.schedule.nominal_period_ns for c in rig.components)
+    return Pacer(rig.run.realtime, rig.run.overrun, period_ns=max(period, 1), idle=idle,
+                 priority=rig.run.realtime_priority)
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted("stopped by SIGTERM", fix="")
 
@@ -166,6 +182,7 @@ def run_rig(
         pass
     status, error, failed_component = "ok", None, None
     execution: Execution | None = None
+    pacer: Pacer | None = None
     adapters: dict[str, Adapter] = {}
     wall0 = time.perf_counter()
     loop_wall = 0.0
@@ -180,11 +197,14 @@ def run_rig(
                         "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
                     })
             execution.setup()
+            pacer = execution.pace = make_pacer(rig, adapters)
             loop0 = time.perf_counter()
             try:
                 execution.run(progress)
             finally:
                 loop_wall = time.perf_counter() - loop0
+                if pacer is not None:
+                    pacer.close()
         except KeyboardInterrupt as exc:
             raise Interrupted("interrupted by the user (Ctrl-C)") from exc
     except (SimulationError, ComponentError, RigError) as exc:
@@ -239,6 +259,7 @@ def run_rig(
         "components": components,
         "metrics": execution.metrics if execution is not None else {},
         "digest": observer.digest.hexdigest(),
+        "realtime": pacer.summary() if pacer is not None else None,
         "recording": recording_path.name if recorder is not None else None,
         "plots": [],
     }
@@ -250,5 +271,11 @@ def run_rig(
             summary["plots"] = [str(p.relative_to(out_dir)) for p in paths]
         except Exception as exc:  # noqa: BLE001 - plots must never lose a run
             log.warning("plotting failed: %s", exc)
+    if pacer is not None and rig.run.plots and len(pacer.lateness):
+        try:
+            path = pacer.plot(out_dir / "plots" / "realtime_lateness.png")
+            summary["plots"].append(str(path.relative_to(out_dir)))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("plotting the lateness failed: %s", exc)
     summary_mod.write_summary(out_dir / "summary.json", summary)
     return RunResult(summary, out_dir)
