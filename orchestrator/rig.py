@@ -12,9 +12,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-Placement = Literal["inproc", "process", "remote"]
+Placement = Literal["inproc", "process", "remote", "replay"]
 """Where a component runs: in the orchestrator's process, in a child process the
-orchestrator spawns and supervises, or behind an endpoint someone else serves."""
+orchestrator spawns and supervises, behind an endpoint someone else serves, or not at
+all: ``replay`` serves its outputs from an MCAP recording (adapters/replay.py)."""
 
 OverrunPolicy = Literal["warn", "skip", "abort"]
 """What real-time mode does when a tick overruns its slot (orchestrator/realtime.py)."""
@@ -73,6 +74,17 @@ class ComponentConfig:
     """Longest describe/configure/initialize/terminate may take (imports, model loading)."""
     base_dir: Path = Path(".")
     """Folder relative ``file.py`` entries and files in parameters are taken from."""
+    recording: Path | None = None
+    """``run = "replay"`` only: the MCAP recording whose messages this component replays
+    (resolved against the rig file's folder)."""
+    source: str = ""
+    """``run = "replay"`` only: the component's name in the recording (its topics are
+    ``/{source}/{port}``); empty means the same name."""
+
+    @property
+    def recorded_name(self) -> str:
+        """The name whose topics a replay serves (``source`` or the name)."""
+        return self.source or self.name
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from moonpool.components.component import Component, Port
 from moonpool.components.errors import (
     EntryError,
     ParameterError,
+    PortError,
     Problem,
     RigFileError,
     RigValidationError,
@@ -87,12 +88,14 @@ COMPONENT_KEYS = (
     "setup_timeout",
     "parameters",
     "profile",
+    "recording",
+    "source",
 )
 CONNECTION_KEYS = ("from", "to", "delay")
 PLOT_KEYS = ("title", "series", "ylabel")
 
 ALGORITHMS = ("jacobi", "gauss-seidel")
-PLACEMENTS = ("inproc", "process", "remote")
+PLACEMENTS = ("inproc", "process", "remote", "replay")
 MODES = ("inproc", "process")
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -869,7 +872,8 @@ def _component(
     placement = _choice(report, f"{key}.run", spec.get("run", "inproc"), PLACEMENTS) or "inproc"
     entry = _entry(report, key, spec, placement)
     endpoint = _endpoint(report, key, spec, placement)
-    schedule = _schedule(report, key, spec)
+    replay = _replay(report, key, name, spec, placement, base_dir)
+    schedule = _schedule(report, key, spec, replay)
     step_timeout = _duration(
         report, f"{key}.step_timeout", spec.get("step_timeout", "2s"), positive=True
     )
@@ -886,7 +890,7 @@ def _component(
     group = _group(report, key, spec, placement)
     if "profile" in spec:
         parameters = _profile(report, f"{key}.profile", spec["profile"], base_dir, parameters)
-    if mode is not None:
+    if mode is not None and placement != "replay":  # a replay stays one under --mode
         group = ""  # --mode: every component on its own (in-process, or one process each)
         if placement == "remote" and not entry:
             report.add(
@@ -906,12 +910,102 @@ def _component(
         step_timeout_ns=step_timeout or d.step_timeout_ns,
         setup_timeout_ns=setup_timeout or d.setup_timeout_ns,
         base_dir=base_dir,
+        recording=replay.path,
+        source=replay.source if replay.source != name else "",
     )
+
+
+@dataclass
+class _ReplaySpec:
+    """What the rig says about a replay (``recording``, ``source``) and what the
+    recording says of the component (from its summary and metadata only)."""
+
+    active: bool = False
+    """The component is a replay."""
+    path: Path | None = None
+    source: str = ""
+    readable: bool = False
+    """The recording was read and holds the component (else a problem was reported)."""
+    schedule: Schedule | None = None
+    """The recorded schedule, when the recording states it."""
+
+
+def _replay(
+    report: _Report, key: str, name: str, spec: Mapping[str, Any], placement: str, base_dir: Path
+) -> _ReplaySpec:
+    """``recording`` and ``source`` of a ``run = "replay"`` component, checked against
+    the recording (which must exist, be MCAP and hold the component's topics)."""
+    from .adapters.replay import ReplayError, inspect_recording
+
+    if placement != "replay":
+        for k in ("recording", "source"):
+            if k in spec:
+                report.add(
+                    f"{key}.{k}",
+                    f'is only used with run = "replay" (this component runs "{placement}"); '
+                    'remove it or set run = "replay"',
+                )
+        return _ReplaySpec()
+    out = _ReplaySpec(active=True, source=name)
+    if "source" in spec:
+        source = spec["source"]
+        if not isinstance(source, str) or not NAME_RE.match(source):
+            report.add(
+                f"{key}.source",
+                f"expected the component's name in the recording (letters, digits, _ and -), "
+                f"got {source!r}",
+            )
+            return out
+        out.source = source
+    if "recording" not in spec:
+        report.add(
+            f"{key}.recording",
+            'missing: a run = "replay" component replays a recording; add recording = '
+            '"runs/NAME/recording.mcap" (relative to the rig file\'s folder)',
+        )
+        return out
+    value = spec["recording"]
+    if not isinstance(value, str) or not value.strip():
+        report.add(
+            f"{key}.recording",
+            f"expected the path of a run's recording.mcap, got {_a(value)} {value!r}",
+        )
+        return out
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    out.path = path
+    if not path.is_file():
+        report.add(
+            f"{key}.recording",
+            f"recording '{value}' does not exist"
+            + (f" ({path})" if str(path) != value else "")
+            + "; give the path of a run's recording.mcap, relative to the rig file's folder",
+        )
+        return out
+    try:
+        recorded = inspect_recording(path, out.source)
+    except ReplayError as exc:
+        where = f"{key}.source" if "source" in spec and "has no messages" in exc.message else (
+            f"{key}.recording")
+        report.add(where, f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
+        return out
+    if recorded.initialize_messages is None:
+        report.add(
+            f"{key}.recording",
+            f"recording '{value}' does not say which messages Initialize published (no "
+            "moonpool.initialize metadata: the recorded run failed during setup, or another "
+            "program wrote it); record the run again with this version of moonpool",
+        )
+        return out
+    out.readable = True
+    out.schedule = recorded.schedule
+    return out
 
 
 def _group(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -> str:
     """The process group ('' when absent or bad)."""
-    if "group" not in spec:
+    if "group" not in spec or placement == "replay":  # a replay ignores it (switching back)
         return ""
     group = spec["group"]
     if placement != "process":
@@ -970,11 +1064,11 @@ def _entry(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -
     """The entry text ('' when absent or bad)."""
     forms = '"quickstart.vehicle", "package.module:Class" or "file.py:Class"'
     if "entry" not in spec:
-        if placement != "remote":
+        if placement not in ("remote", "replay"):
             report.add(
                 f"{key}.entry",
                 f"missing: say what to run, e.g. entry = {forms} "
-                "(only a run = \"remote\" component may leave it out)",
+                "(only a run = \"remote\" or \"replay\" component may leave it out)",
             )
         return ""
     entry = spec["entry"]
@@ -995,6 +1089,8 @@ def _endpoint(report: _Report, key: str, spec: Mapping[str, Any], placement: str
                 f"e.g. endpoint = \"tcp://10.0.0.2:5555\" ({forms})",
             )
         return ""
+    if placement == "replay":  # a replay ignores it (switching back is one edit)
+        return ""
     endpoint = spec["endpoint"]
     if placement != "remote":
         report.add(
@@ -1012,8 +1108,11 @@ def _endpoint(report: _Report, key: str, spec: Mapping[str, Any], placement: str
     return endpoint
 
 
-def _schedule(report: _Report, key: str, spec: Mapping[str, Any]) -> Schedule | None:
-    """Schedule from exactly one of rate_hz / period, plus offset."""
+def _schedule(
+    report: _Report, key: str, spec: Mapping[str, Any], replay: _ReplaySpec | None = None
+) -> Schedule | None:
+    """Schedule from exactly one of rate_hz / period, plus offset. A replay without
+    either takes the recorded schedule (and offset, unless the rig gives one)."""
     offset = _duration(report, f"{key}.offset", spec.get("offset", 0), positive=False)
     has_rate, has_period = "rate_hz" in spec, "period" in spec
     if has_rate and has_period:
@@ -1021,6 +1120,18 @@ def _schedule(report: _Report, key: str, spec: Mapping[str, Any]) -> Schedule | 
             f"{key}.period",
             "give either rate_hz or period, not both; remove one of them",
         )
+        return None
+    if not (has_rate or has_period) and replay is not None and replay.active:
+        if replay.schedule is not None:
+            if "offset" in spec and offset is not None:
+                return Schedule(replay.schedule.rate_hz, offset)
+            return replay.schedule
+        if replay.readable:
+            report.add(
+                f"{key}.rate_hz",
+                "missing: the recording does not say how often this component was stepped; "
+                'give its rate_hz = 100 or period = "10ms"',
+            )
         return None
     if not (has_rate or has_period):
         report.add(
@@ -1201,7 +1312,7 @@ def _deep_check(
     start = len(report.problems)
     classes = _load_classes(rig, report)
     for comp in rig.components:
-        if comp.name in classes:
+        if comp.name in classes and comp.placement != "replay":
             params = _check_parameters(report, comp, classes[comp.name].cls)
             ports = _ports(report, comp, classes[comp.name], params)
             if ports is None:
@@ -1210,8 +1321,10 @@ def _deep_check(
                 classes[comp.name] = dataclasses.replace(
                     classes[comp.name], inputs=ports[0], outputs=ports[1]
                 )
+    replays = {c.name for c in rig.components if c.placement == "replay"}
     for conn, key in zip(rig.connections, connection_keys):
-        _check_connection(report, conn, key, classes)
+        # A replay has no inputs: connections into it are not wired (adapters/replay.py).
+        _check_connection(report, conn, key, classes, unwired=conn.target in replays)
     _inputs_connected_twice(report, rig.connections, connection_keys)
     for plot, key in zip(rig.plots, plot_keys):
         _check_plot(report, plot, key, classes)
@@ -1245,6 +1358,11 @@ def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
     """
     classes: dict[str, _Loaded] = {}
     for comp in rig.components:
+        if comp.placement == "replay":
+            loaded = _replay_ports(rig, comp, report)
+            if loaded is not None:
+                classes[comp.name] = loaded
+            continue
         if not comp.entry:
             continue
         try:
@@ -1259,6 +1377,47 @@ def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
                 message = f"cannot load '{comp.entry}': {type(exc).__name__}: {exc}"
             report.add(f"components.{comp.name}.entry", message)
     return classes
+
+
+def _replay_ports(rig: Rig, comp: ComponentConfig, report: _Report) -> _Loaded | None:
+    """A replay's outputs, from its recording, and whether the recording fits its
+    schedule. None when the recording cannot be read (reported by load_rig)."""
+    from .adapters.replay import ReplayError, first_misfit, inspect_recording
+    from .recording import recorded_class
+
+    if comp.recording is None:
+        return None
+    key = f"components.{comp.name}"
+    try:
+        recorded = inspect_recording(comp.recording, comp.recorded_name)
+    except ReplayError:
+        return None
+    outputs = []
+    for port, type_name in recorded.ports.items():
+        try:
+            cls = recorded_class(type_name, recorded.schemas.get(type_name, b""))
+        except PortError as exc:
+            report.add(f"{key}.recording", f"cannot read the type of /{recorded.source}/{port} "
+                       f"({type_name or 'no schema'}): {exc.message}")
+            continue
+        outputs.append(Port(port, cls))
+    if recorded.schedule != comp.schedule:
+        bad = first_misfit(recorded, comp.schedule, rig.run.until_ns)
+        if bad is not None:
+            was = recorded.schedule
+            said = (f"it was recorded at {float(was.rate_hz):g} Hz, offset {was.offset_ns} ns"
+                    if was is not None else "the recording does not say its schedule")
+            where = f"{key}.period" if f"{key}.period" in report.lines else f"{key}.rate_hz"
+            report.add(
+                where,
+                f"the replay, stepped at {float(comp.schedule.rate_hz):g} Hz (offset "
+                f"{comp.schedule.offset_ns} ns), cannot publish the "
+                f"message recorded on {bad.topic} at t={bad.log_time_ns} ns at its time "
+                f"({said}); step it at the recorded rate and offset, or leave rate_hz, "
+                "period and offset out to use the recorded schedule",
+            )
+    return _Loaded(f"replay of '{recorded.source}' from {comp.recording.name}", Component,
+                   (), tuple(outputs))
 
 
 # -- parameters
@@ -1358,9 +1517,14 @@ def _ports(
 
 
 def _check_connection(
-    report: _Report, conn: ConnectionConfig, key: str, classes: Mapping[str, _Loaded]
+    report: _Report,
+    conn: ConnectionConfig,
+    key: str,
+    classes: Mapping[str, _Loaded],
+    unwired: bool = False,
 ) -> None:
-    """Ports exist in the right direction and carry the same message type."""
+    """Ports exist in the right direction and carry the same message type. ``unwired``:
+    the target is a replay (no inputs), so only the source is checked."""
     out = in_ = None
     wrong_way = "connections go from an output to an input"
     if conn.source in classes:
@@ -1368,7 +1532,7 @@ def _check_connection(
             report, f"{key}.from", conn.source, conn.source_port, classes[conn.source], "output",
             wrong_way,
         )
-    if conn.target in classes:
+    if conn.target in classes and not unwired:
         in_ = _find_port(
             report, f"{key}.to", conn.target, conn.target_port, classes[conn.target], "input",
             wrong_way,

@@ -13,6 +13,7 @@ recording is closed readable, and summary.json says what happened.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import signal
@@ -40,9 +41,10 @@ from .adapters.group import GroupMember, ProcessGroup
 from .adapters.inprocess import InProcessAdapter
 from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
+from .adapters.replay import ReplayAdapter
 from .execution import Execution
 from .realtime import Pacer
-from .recording import Digest, Recorder
+from .recording import INITIALIZE_METADATA, Digest, Recorder
 from .rig import Rig
 
 log = logging.getLogger("moonpool.run")
@@ -99,7 +101,13 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                 peer_timeout_ns=rig.run.peer_timeout_ns,
                 context=ctx,
             )
-            if c.placement == "inproc":
+            if c.placement == "replay":
+                assert c.recording is not None
+                adapters[c.name] = ReplayAdapter(
+                    c.name, c.recording, c.source, algorithm=rig.run.algorithm,
+                    schedule=c.schedule,
+                )
+            elif c.placement == "inproc":
                 cls = load_entry(c.entry, c.base_dir)
                 adapters[c.name] = InProcessAdapter(
                     c.name, cls(), step_timeout_ns=c.step_timeout_ns, base_dir=c.base_dir
@@ -132,6 +140,19 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
             g.conn.close()
         raise
     return adapters
+
+
+def wired_rig(rig: Rig) -> Rig:
+    """The rig the execution wires: connections into a replayed component are left out
+    (a replay ignores its inputs; their sources still run and are recorded)."""
+    replays = {c.name for c in rig.components if c.placement == "replay"}
+    if not replays:
+        return rig
+    kept = tuple(c for c in rig.connections if c.target not in replays)
+    for c in rig.connections:
+        if c.target in replays:
+            log.info("not wired: %s (%s is a replay and ignores its inputs)", c, c.target)
+    return dataclasses.replace(rig, connections=kept)
 
 
 def make_pacer(rig: Rig, adapters: dict[str, Adapter]) -> Pacer | None:
@@ -189,14 +210,17 @@ def run_rig(
     try:
         try:
             adapters = build_adapters(rig, sock_dir, out_dir / "logs")
-            execution = Execution(rig, adapters, observer)
+            execution = Execution(wired_rig(rig), adapters, observer)
             if recorder is not None:
                 for c in rig.components:
                     recorder.add_metadata(f"component/{c.name}", {
                         "entry": c.entry or "", "placement": c.placement,
                         "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
+                        "rate_hz": str(c.schedule.rate_hz), "offset_ns": str(c.schedule.offset_ns),
                     })
             execution.setup()
+            if recorder is not None:  # the first N messages are Initialize outputs (replay)
+                recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(observer.digest.count)})
             pacer = execution.pace = make_pacer(rig, adapters)
             loop0 = time.perf_counter()
             try:
