@@ -1416,8 +1416,11 @@ def _replay_ports(rig: Rig, comp: ComponentConfig, report: _Report) -> _Loaded |
                 f"({said}); step it at the recorded rate and offset, or leave rate_hz, "
                 "period and offset out to use the recorded schedule",
             )
-    return _Loaded(f"replay of '{recorded.source}' from {comp.recording.name}", Component,
-                   (), tuple(outputs))
+    label = f"replay of '{recorded.source}' from {comp.recording.name}"
+    if recorded.not_recorded:
+        label += (f"; left out of that recording by run.record_exclude, so not replayable: "
+                  f"{', '.join(recorded.not_recorded)}")
+    return _Loaded(label, Component, (), tuple(outputs))
 
 
 # -- parameters

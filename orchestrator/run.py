@@ -217,10 +217,13 @@ def run_rig(
                         "entry": c.entry or "", "placement": c.placement,
                         "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
                         "rate_hz": str(c.schedule.rate_hz), "offset_ns": str(c.schedule.offset_ns),
+                        "not_recorded": ",".join(
+                            ref.partition(".")[2] for ref in rig.run.record_exclude
+                            if ref.partition(".")[0] == c.name),
                     })
             execution.setup()
-            if recorder is not None:  # the first N messages are Initialize outputs (replay)
-                recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(observer.digest.count)})
+            if recorder is not None:  # the first N recorded messages are Initialize outputs
+                recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(recorder.messages)})
             pacer = execution.pace = make_pacer(rig, adapters)
             loop0 = time.perf_counter()
             try:

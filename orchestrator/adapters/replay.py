@@ -84,6 +84,9 @@ class RecordedComponent:
     """The schedule it was stepped on (``component/NAME`` metadata), if recorded."""
     initialize_messages: int | None
     """How many messages of the whole recording Initialize published, if recorded."""
+    not_recorded: tuple[str, ...] = ()
+    """Output ports the recorded run left out of the recording (run.record_exclude):
+    a replay has nothing to publish on them."""
 
 
 def inspect_recording(
@@ -96,7 +99,7 @@ def inspect_recording(
     except MoonpoolError as exc:
         raise ReplayError(exc.message, fix=exc.fix) from exc
     topics = component_topics(info.topics, source)
-    if not topics:
+    if not topics and not info.metadata.get(COMPONENT_METADATA + source, {}).get("not_recorded"):
         names = ", ".join(info.components()) or "none"
         raise ReplayError(
             f"recording {path} has no messages of a component '{source}' (no /{source}/PORT "
@@ -110,10 +113,12 @@ def inspect_recording(
         initialize = int(meta["messages"]) if "messages" in meta else None
     except ValueError:
         initialize = None
+    skipped = info.metadata.get(COMPONENT_METADATA + source, {}).get("not_recorded", "")
     return RecordedComponent(
         path=Path(path), source=source, ports=ports,
         schemas={t: info.schemas[t] for t in ports.values() if t in info.schemas},
         schedule=recorded_schedule(info, source), initialize_messages=initialize,
+        not_recorded=tuple(p for p in skipped.split(",") if p),
     )
 
 

@@ -285,3 +285,27 @@ def test_hil_session_replayed_offline(tmp_path, fmus):
     downstream = ("t1", "controller", "allocator", "vehicle")
     assert _downstream_digest(rec2, *downstream) == _downstream_digest(rec, *downstream)
     assert _downstream_digest(rec2, "thrusters") == _downstream_digest(rec, "thrusters")
+
+
+def test_outputs_left_out_of_the_recording_are_named(tmp_path):
+    """run.record_exclude keeps an output out of the recording (still hashed): the
+    Initialize count stays right, and a replay's consumer of that output is told why
+    it has nothing."""
+    rig = tmp_path / "live.toml"
+    rig.write_text(JACOBI_RIG.format(algorithm="gauss-seidel").replace(
+        'seed = 1\n', 'seed = 1\nrecord_exclude = ["camera.image"]\n'))
+    _, rec = _run(rig, tmp_path / "a")
+    assert not [m for m in read_recording(rec) if m.topic == "/camera/image"]
+    replay = tmp_path / "replay.toml"
+    replay.write_text(JACOBI_RIG.format(algorithm="gauss-seidel").replace(
+        'entry = "replay_sources:Camera"\nrate_hz = 30\noffset = "5ms"\n',
+        f'run = "replay"\nrecording = "{rec}"\n'))
+    proc = moonpool("check", str(replay))
+    assert proc.returncode == 2
+    assert ("connections[0].from" in proc.stderr
+            and "not replayable: image" in proc.stderr and "its outputs: count" in proc.stderr)
+    # Without that connection it replays the recorded port (count) exactly.
+    replay.write_text(replay.read_text().replace(
+        '[[connections]]\nfrom = "camera.image"\nto = "check.image"\ndelay = "2ms"\n', ""))
+    _, rec2 = _run(replay, tmp_path / "b")
+    assert _downstream_digest(rec2, "probe") == _downstream_digest(rec, "probe")
