@@ -19,6 +19,7 @@ the SDK never imports the orchestrator (docs/architecture.md)::
         ├── StepTimeout            a component did not answer within its timeout
         ├── ComponentCrashed       a component's process died
         ├── ConnectionLost         a remote component stopped answering heartbeats
+        ├── DeadlineMissed         real-time mode: a tick overran (overrun policy "abort")
         └── Interrupted            the user stopped the run (Ctrl-C, SIGTERM)
 
 Foreign exceptions (zmq, protobuf, tomllib, importlib) are translated where they
@@ -184,6 +185,11 @@ class ComponentCrashed(SimulationError):
 
 class ConnectionLost(SimulationError):
     """A remote component stopped answering (heartbeats lost)."""
+
+
+class DeadlineMissed(SimulationError):
+    """Real-time mode with ``run.overrun = "abort"``: a tick started after its
+    wall-clock deadline because the previous tick's work overran its slot."""
 
 
 class Interrupted(SimulationError):

@@ -1,7 +1,8 @@
 """The ``moonpool`` command.
 
     moonpool run RIG [--until S] [--seed N] [--out DIR] [--set K=V]... [--mode inproc|process]
-    moonpool check RIG [--set K=V]... [--mode inproc|process]
+                     [--realtime [FACTOR]]
+    moonpool check RIG [--set K=V]... [--mode inproc|process] [--realtime [FACTOR]]
     moonpool serve ENTRY --bind ENDPOINT
     moonpool describe ENTRY | --list
     moonpool fmu build [--force]
@@ -38,6 +39,21 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
 
 
+def _factor(text: str) -> float:
+    """``--realtime`` value: a real-time factor (checked > 0 with the rig)."""
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a real-time factor such as 1 or 0.5, got {text!r} (write the rig "
+            "before the option: moonpool run RIG --realtime)"
+        ) from None
+
+
+_REALTIME_HELP = ("pace the run to the wall clock: FACTOR simulated seconds per second "
+                  "(default 1; 0.5 = half speed); overrides run.realtime")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="moonpool", description="Co-simulation of underwater robots.")
     p.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING (default), ERROR")
@@ -52,12 +68,16 @@ def _parser() -> argparse.ArgumentParser:
                    help="override a rig key, e.g. components.pid.parameters.kp=80 (repeatable)")
     r.add_argument("--mode", choices=["inproc", "process"],
                    help="run every component in-process or each in its own process")
+    r.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
+                   help=_REALTIME_HELP)
     r.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
     c = sub.add_parser("check", help="validate a rig without running it; list every problem")
     c.add_argument("rig", type=Path)
     c.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides")
     c.add_argument("--mode", choices=["inproc", "process"])
+    c.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
+                   help=_REALTIME_HELP)
 
     s = sub.add_parser("serve", help="host one component for a remote orchestrator")
     s.add_argument("entry", help="registered name, module:Class or file.py:Class")
@@ -173,6 +193,7 @@ def _load(args) -> "object":
     return load_and_check(
         args.rig, args.overrides, until_s=getattr(args, "until", None),
         seed=getattr(args, "seed", None), mode=args.mode,
+        realtime=getattr(args, "realtime", None),
     )
 
 
@@ -198,8 +219,10 @@ def cmd_run(args) -> int:
     show = not args.quiet and sys.stderr.isatty()
     progress = Progress(rig.run.until_ns) if show else None
     if not args.quiet:
-        print(f"running {rig.path} until {rig.run.until_ns * 1e-9:g} s (seed {rig.run.seed}) -> {out}",
-              file=sys.stderr)
+        pace = (f", real time x{float(rig.run.realtime):g} (overrun: {rig.run.overrun})"
+                if rig.run.realtime is not None else "")
+        print(f"running {rig.path} until {rig.run.until_ns * 1e-9:g} s (seed {rig.run.seed}"
+              f"{pace}) -> {out}", file=sys.stderr)
     result = run_rig(rig, out, progress=progress)
     if progress is not None:
         progress.done()
@@ -220,8 +243,9 @@ def cmd_check(args) -> int:
     except RigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    pace = f", real time x{float(rig.run.realtime):g}" if rig.run.realtime is not None else ""
     print(f"{args.rig}: ok ({len(rig.components)} components, {len(rig.connections)} connections, "
-          f"until {rig.run.until_ns * 1e-9:g} s, {rig.run.algorithm})")
+          f"until {rig.run.until_ns * 1e-9:g} s, {rig.run.algorithm}{pace})")
     return EXIT_OK
 
 

@@ -124,6 +124,9 @@ class Execution:
             self._rank = {s.name: s.index for s in self.slots}
         self.time_ns = 0
         self.ticks = 0
+        # Real-time mode (orchestrator/realtime.py): called with each tick's time
+        # before anything is stepped; it waits for the tick's wall-clock deadline.
+        self.pace: Callable[[int], None] | None = None
         self.messages = 0
         self.metrics: dict[str, Any] = {}
         self._remote = [s.adapter for s in self.slots if s.adapter.placement != "inproc"]
@@ -253,6 +256,8 @@ class Execution:
             while heap and heap[0][0] == t:
                 due.append(slots[heapq.heappop(heap)[2]])
             self.time_ns = t
+            if self.pace is not None:
+                self.pace(t)
             if jacobi:
                 # Put remote components to work first, compute in-process ones
                 # meanwhile, then collect; publish in rig order.

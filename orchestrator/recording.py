@@ -25,6 +25,10 @@ Layout of a recording (what a reader in another language needs to know):
   written right after its message, with the same log time.
 - Metadata record ``moonpool.run`` describes the run; other metadata records (one per
   component, ...) and attachments (the rig file) are added by the run.
+- Metadata record ``moonpool.initialize`` (``messages = N``, written once every
+  component is initialized): the first N messages in write order are the components'
+  Initialize outputs. A replay (adapters/replay.py) needs it to tell them from the
+  outputs of a first step at the same simulation time.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ import io
 import itertools
 import logging
 import struct
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -44,7 +48,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError, Message
 from mcap.exceptions import InvalidMagic
 from mcap.reader import make_reader
-from mcap.records import Channel, Schema
+from mcap.records import Channel, Metadata, Schema
 from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
@@ -64,6 +68,10 @@ ATTACHMENT_OF = "moonpool.attachment_of"
 """Channel metadata key on a ``#data`` channel: the topic whose attachments it carries."""
 RUN_METADATA = "moonpool.run"
 """Name of the metadata record describing the run."""
+INITIALIZE_METADATA = "moonpool.initialize"
+"""Name of the metadata record saying how many messages Initialize published."""
+COMPONENT_METADATA = "component/"
+"""Prefix of the metadata record of each component (``component/NAME``)."""
 CHUNK_SIZE = 256 * 1024
 """Uncompressed size after which a chunk is written out."""
 
@@ -502,12 +510,7 @@ def decode_recorded(msg: RecordedMessage) -> Message:
     Raises PortError when the type is unknown and the schema does not declare it, or
     when the payload does not parse.
     """
-    try:
-        cls = wire.message_class(msg.type_name)
-    except PortError:
-        if not msg.schema:
-            raise
-        cls = _class_from_schema(msg.type_name, msg.schema)
+    cls = recorded_class(msg.type_name, msg.schema)
     out = cls()
     try:
         out.ParseFromString(msg.payload)
@@ -516,6 +519,17 @@ def decode_recorded(msg: RecordedMessage) -> Message:
             f"recorded payload on {msg.topic} is not a valid {msg.type_name}: {exc}"
         ) from exc
     return out
+
+
+def recorded_class(type_name: str, schema: bytes) -> type[Message]:
+    """The class of a recorded message type: moonpool's own, else one built from the
+    schema stored in the recording. PortError when neither knows it."""
+    try:
+        return wire.message_class(type_name)
+    except PortError:
+        if not schema:
+            raise
+        return _class_from_schema(type_name, schema)
 
 
 @functools.lru_cache(maxsize=64)
@@ -544,13 +558,97 @@ def _class_from_schema(type_name: str, schema: bytes) -> type[Message]:
     return message_factory.GetMessageClass(desc)
 
 
-def digest_of_recording(path: Path | str) -> str:
+def digest_of_recording(path: Path | str, topics: Iterable[str] | None = None) -> str:
     """The :class:`Digest` of a recording, recomputed in write order.
 
     Equals the live digest of the run that wrote it (when every message was recorded
-    and the file is complete).
+    and the file is complete). ``topics``: hash only the messages of these topics
+    (e.g. a downstream component's, to compare a replayed run with the original;
+    :func:`component_topics` lists a component's), in the same record format.
     """
+    wanted = None if topics is None else set(topics)
     digest = Digest()
     for m in read_recording(path):
-        digest.update(m.topic, m.log_time_ns, m.payload, m.attachment)
+        if wanted is None or m.topic in wanted:
+            digest.update(m.topic, m.log_time_ns, m.payload, m.attachment)
     return digest.hexdigest()
+
+
+def component_topics(topics: Iterable[str], component: str) -> list[str]:
+    """The port topics ``/{component}/{port}`` among ``topics`` (no ``#data`` channels)."""
+    prefix = f"/{component}/"
+    return sorted(t for t in topics
+                  if t.startswith(prefix) and "/" not in t[len(prefix):]
+                  and not t.endswith(ATTACHMENT_SUFFIX))
+
+
+@dataclass(frozen=True)
+class RecordingInfo:
+    """What a recording declares, without reading its messages (:func:`recording_info`)."""
+
+    topics: dict[str, str]
+    """Port topic -> full type name of its messages (``#data`` channels left out)."""
+    schemas: dict[str, bytes]
+    """Full type name -> schema data (a serialized FileDescriptorSet)."""
+    metadata: dict[str, dict[str, str]]
+    """Metadata records by name (``moonpool.run``, ``component/NAME``, ...)."""
+    complete: bool
+    """Whether the file has its summary (closed properly); a file cut short is read
+    by scanning it."""
+
+    def components(self) -> list[str]:
+        """Names of the components that published on a port topic, sorted."""
+        return sorted({t.split("/")[1] for t in self.topics if t.count("/") == 2})
+
+
+def recording_info(path: Path | str) -> RecordingInfo:
+    """Channels, schemas and metadata of a recording (from its summary when it has
+    one, else by scanning the file). Raises MoonpoolError when the file cannot be read
+    or is not MCAP."""
+    try:
+        f = open(path, "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        raise MoonpoolError(f"cannot read recording {path}: {exc.strerror or exc}",
+                            fix="give the path of a run's recording.mcap") from exc
+    with f:
+        if f.read(8) != b"\x89MCAP0\r\n":
+            raise MoonpoolError(f"{path} is not an MCAP recording",
+                                fix="give the recording.mcap of a run")
+        f.seek(0)
+        schemas: dict[int, Schema] = {}
+        channels: dict[int, Channel] = {}
+        metadata: dict[str, dict[str, str]] = {}
+        summary = None
+        try:
+            reader = make_reader(f)
+            summary = reader.get_summary()
+            if summary is not None:
+                schemas, channels = dict(summary.schemas), dict(summary.channels)
+                for record in reader.iter_metadata():
+                    metadata[record.name] = dict(record.metadata)
+        except Exception:  # noqa: BLE001 (a cut file fails in many ways)
+            summary = None
+        if summary is None:
+            schemas, channels, metadata = {}, {}, {}
+            f.seek(0)
+            try:
+                for record in StreamReader(f, skip_magic=False).records:
+                    if isinstance(record, Schema):
+                        schemas[record.id] = record
+                    elif isinstance(record, Channel):
+                        channels[record.id] = record
+                    elif isinstance(record, Metadata):
+                        metadata[record.name] = dict(record.metadata)
+            except Exception:  # noqa: BLE001 (the broken end of a cut file)
+                pass
+    topics: dict[str, str] = {}
+    types: dict[str, bytes] = {}
+    for channel in channels.values():
+        if ATTACHMENT_OF in channel.metadata:
+            continue
+        schema = schemas.get(channel.schema_id)
+        type_name = schema.name if schema is not None else ""
+        topics[channel.topic] = type_name
+        if schema is not None:
+            types[type_name] = bytes(schema.data)
+    return RecordingInfo(topics, types, metadata, summary is not None)

@@ -12,9 +12,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-Placement = Literal["inproc", "process", "remote"]
+Placement = Literal["inproc", "process", "remote", "replay"]
 """Where a component runs: in the orchestrator's process, in a child process the
-orchestrator spawns and supervises, or behind an endpoint someone else serves."""
+orchestrator spawns and supervises, behind an endpoint someone else serves, or not at
+all: ``replay`` serves its outputs from an MCAP recording (adapters/replay.py)."""
+
+OverrunPolicy = Literal["warn", "skip", "abort"]
+"""What real-time mode does when a tick overruns its slot (orchestrator/realtime.py)."""
 
 Algorithm = Literal["jacobi", "gauss-seidel"]
 """How components due at the same instant are stepped (docs/architecture.md)."""
@@ -70,6 +74,17 @@ class ComponentConfig:
     """Longest describe/configure/initialize/terminate may take (imports, model loading)."""
     base_dir: Path = Path(".")
     """Folder relative ``file.py`` entries and files in parameters are taken from."""
+    recording: Path | None = None
+    """``run = "replay"`` only: the MCAP recording whose messages this component replays
+    (resolved against the rig file's folder)."""
+    source: str = ""
+    """``run = "replay"`` only: the component's name in the recording (its topics are
+    ``/{source}/{port}``); empty means the same name."""
+
+    @property
+    def recorded_name(self) -> str:
+        """The name whose topics a replay serves (``source`` or the name)."""
+        return self.source or self.name
 
 
 @dataclass(frozen=True)
@@ -127,6 +142,14 @@ class RunConfig:
     messages are still delivered and hashed into the digest, only not written."""
     plots: bool = True
     """Draw PNG plots after the run."""
+    realtime: Fraction | None = None
+    """Real-time factor: simulated seconds per wall-clock second (1 = real time, 0.5 =
+    half speed), exact; None runs as fast as possible."""
+    overrun: OverrunPolicy = "warn"
+    """Real-time mode: what to do when a tick overruns its slot (warn, skip, abort)."""
+    realtime_priority: int = 0
+    """Real-time mode: 0 steps at normal priority; 1-99 as a SCHED_FIFO thread of that
+    priority (Linux; needs the right to)."""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from moonpool.components.component import Component, Port
 from moonpool.components.errors import (
     EntryError,
     ParameterError,
+    PortError,
     Problem,
     RigFileError,
     RigValidationError,
@@ -53,6 +54,7 @@ from .rig import (
     RunConfig,
     Schedule,
 )
+from .realtime import OVERRUN_POLICIES
 from .timeparse import DurationError, parse_duration_ns
 
 __all__ = ["apply_overrides", "check_rig", "load_and_check", "load_rig"]
@@ -70,6 +72,9 @@ RUN_KEYS = (
     "record",
     "record_exclude",
     "plots",
+    "realtime",
+    "overrun",
+    "realtime_priority",
 )
 COMPONENT_KEYS = (
     "entry",
@@ -83,12 +88,14 @@ COMPONENT_KEYS = (
     "setup_timeout",
     "parameters",
     "profile",
+    "recording",
+    "source",
 )
 CONNECTION_KEYS = ("from", "to", "delay")
 PLOT_KEYS = ("title", "series", "ylabel")
 
 ALGORITHMS = ("jacobi", "gauss-seidel")
-PLACEMENTS = ("inproc", "process", "remote")
+PLACEMENTS = ("inproc", "process", "remote", "replay")
 MODES = ("inproc", "process")
 
 NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_-]*$")
@@ -122,14 +129,16 @@ def load_rig(
     until_s: float | None = None,
     seed: int | None = None,
     mode: str | None = None,
+    realtime: float | None = None,
 ) -> Rig:
     """Read and validate the rig file ``path`` (without importing any component).
 
-    ``overrides`` are ``--set key.path=value`` texts; ``until_s``, ``seed`` and
-    ``mode`` (``inproc`` or ``process``, for every component) replace what the
-    file says. Raises RigFileError or RigValidationError (all problems at once).
+    ``overrides`` are ``--set key.path=value`` texts; ``until_s``, ``seed``,
+    ``mode`` (``inproc`` or ``process``, for every component) and ``realtime`` (a
+    real-time factor) replace what the file says. Raises RigFileError or
+    RigValidationError (all problems at once).
     """
-    parsed = _parse(path, overrides, until_s=until_s, seed=seed, mode=mode)
+    parsed = _parse(path, overrides, until_s=until_s, seed=seed, mode=mode, realtime=realtime)
     if parsed.problems:
         raise RigValidationError(parsed.problems)
     return parsed.rig
@@ -147,7 +156,8 @@ def check_rig(rig: Rig) -> list[Problem]:
 def load_and_check(path: str | Path, overrides: Sequence[str] = (), **kw: Any) -> Rig:
     """:func:`load_rig` then :func:`check_rig`; one RigValidationError with all problems.
 
-    Keyword arguments are those of :func:`load_rig` (``until_s``, ``seed``, ``mode``).
+    Keyword arguments are those of :func:`load_rig` (``until_s``, ``seed``, ``mode``,
+    ``realtime``).
     """
     parsed = _parse(path, overrides, **kw)
     report = _Report(str(path), parsed.rig.source_text, parsed.report.overridden)
@@ -436,11 +446,11 @@ def _set_path(data: dict, path: Sequence[PathStep], value: Any) -> str | None:
 
 
 def _overrides_note(
-    overrides: Sequence[str], until_s: Any, seed: Any, mode: Any
+    overrides: Sequence[str], until_s: Any, seed: Any, mode: Any, realtime: Any = None
 ) -> str:
     """A TOML comment block listing the command-line changes (appended to source_text)."""
     items = [f"--set {o}" for o in overrides]
-    options = (("until", until_s), ("seed", seed), ("mode", mode))
+    options = (("until", until_s), ("seed", seed), ("mode", mode), ("realtime", realtime))
     items += [f"--{k} {v}" for k, v in options if v is not None]
     if not items:
         return ""
@@ -510,6 +520,7 @@ def _parse(
     until_s: float | None = None,
     seed: int | None = None,
     mode: str | None = None,
+    realtime: float | None = None,
 ) -> _Parsed:
     """Read, override and validate; never raises RigValidationError itself."""
     file = str(path)
@@ -523,7 +534,7 @@ def _parse(
     name = _string(report, "name", data.get("name", Path(path).stem), required=True)
     description = _string(report, "description", data.get("description", ""))
     declared = _component_names(data.get("components"))
-    run = _run_config(report, data.get("run"), declared, until_s, seed)
+    run = _run_config(report, data.get("run"), declared, until_s, seed, realtime)
     components = _components(report, data.get("components"), Path(path).resolve().parent, mode)
     connections, connection_keys = _connections(report, data.get("connections"), declared)
     plots, plot_keys = _plots(report, data.get("plots"), declared)
@@ -537,7 +548,7 @@ def _parse(
         connections=tuple(connections),
         plots=tuple(plots),
         description=description or "",
-        source_text=text + _overrides_note(overrides, until_s, seed, mode),
+        source_text=text + _overrides_note(overrides, until_s, seed, mode, realtime),
     )
     return _Parsed(rig, report, tuple(connection_keys), tuple(plot_keys))
 
@@ -639,9 +650,14 @@ def _rate(report: _Report, key: str, value: Any) -> Fraction | None:
 
 
 def _run_config(
-    report: _Report, table: Any, names: Sequence[str], until_s: Any, seed_arg: Any
+    report: _Report,
+    table: Any,
+    names: Sequence[str],
+    until_s: Any,
+    seed_arg: Any,
+    realtime_arg: Any = None,
 ) -> RunConfig:
-    """The [run] table with the --until/--seed overrides (placeholders where bad)."""
+    """The [run] table with the --until/--seed/--realtime overrides (placeholders where bad)."""
     if table is None:
         table = {}
     if not isinstance(table, dict):
@@ -670,6 +686,18 @@ def _run_config(
     record = _bool(report, "run.record", table.get("record", d.record))
     exclude = _record_exclude(report, table.get("record_exclude", []), names)
     plots = _bool(report, "run.plots", table.get("plots", d.plots))
+    realtime = _factor(report, "run.realtime", table.get("realtime", False))
+    if realtime_arg is not None:
+        realtime = _factor(report, "--realtime", realtime_arg)
+    overrun = _choice(report, "run.overrun", table.get("overrun", d.overrun), OVERRUN_POLICIES)
+    priority = table.get("realtime_priority", d.realtime_priority)
+    if isinstance(priority, bool) or not isinstance(priority, int) or not 0 <= priority <= 99:
+        report.add(
+            "run.realtime_priority",
+            f"expected 0 (normal scheduling) or a SCHED_FIFO priority from 1 to 99, got "
+            f"{_a(priority)} {priority!r}",
+        )
+        priority = d.realtime_priority
     return RunConfig(
         until_ns=until_ns or 0,
         seed=d.seed if seed is None else seed,
@@ -680,6 +708,9 @@ def _run_config(
         record=d.record if record is None else record,
         record_exclude=exclude,
         plots=d.plots if plots is None else plots,
+        realtime=realtime,
+        overrun=overrun or d.overrun,  # type: ignore[arg-type]
+        realtime_priority=priority,
     )
 
 
@@ -700,6 +731,29 @@ def _record_exclude(report: _Report, value: Any, names: Sequence[str]) -> tuple[
         else:
             out.append(ref)
     return tuple(out)
+
+
+def _factor(report: _Report, key: str, value: Any) -> Fraction | None:
+    """A real-time factor: a number > 0 (exact), true (1) or false (off: None)."""
+    if value is False:
+        return None
+    if value is True:
+        return Fraction(1)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        report.add(
+            key,
+            f"expected a real-time factor like 1 (real time) or 0.5 (half speed), or "
+            f"true/false, got {_a(value)} {value!r}",
+        )
+        return None
+    if not math.isfinite(value) or value <= 0:
+        report.add(
+            key,
+            f"must be a finite number above 0, got {value!r}; 1 is real time, 0.5 half "
+            "speed (use false to run as fast as possible)",
+        )
+        return None
+    return Fraction(Decimal(str(value)))
 
 
 def _until(report: _Report, table: Mapping[str, Any], until_s: Any) -> int | None:
@@ -818,7 +872,8 @@ def _component(
     placement = _choice(report, f"{key}.run", spec.get("run", "inproc"), PLACEMENTS) or "inproc"
     entry = _entry(report, key, spec, placement)
     endpoint = _endpoint(report, key, spec, placement)
-    schedule = _schedule(report, key, spec)
+    replay = _replay(report, key, name, spec, placement, base_dir)
+    schedule = _schedule(report, key, spec, replay)
     step_timeout = _duration(
         report, f"{key}.step_timeout", spec.get("step_timeout", "2s"), positive=True
     )
@@ -835,7 +890,7 @@ def _component(
     group = _group(report, key, spec, placement)
     if "profile" in spec:
         parameters = _profile(report, f"{key}.profile", spec["profile"], base_dir, parameters)
-    if mode is not None:
+    if mode is not None and placement != "replay":  # a replay stays one under --mode
         group = ""  # --mode: every component on its own (in-process, or one process each)
         if placement == "remote" and not entry:
             report.add(
@@ -855,12 +910,102 @@ def _component(
         step_timeout_ns=step_timeout or d.step_timeout_ns,
         setup_timeout_ns=setup_timeout or d.setup_timeout_ns,
         base_dir=base_dir,
+        recording=replay.path,
+        source=replay.source if replay.source != name else "",
     )
+
+
+@dataclass
+class _ReplaySpec:
+    """What the rig says about a replay (``recording``, ``source``) and what the
+    recording says of the component (from its summary and metadata only)."""
+
+    active: bool = False
+    """The component is a replay."""
+    path: Path | None = None
+    source: str = ""
+    readable: bool = False
+    """The recording was read and holds the component (else a problem was reported)."""
+    schedule: Schedule | None = None
+    """The recorded schedule, when the recording states it."""
+
+
+def _replay(
+    report: _Report, key: str, name: str, spec: Mapping[str, Any], placement: str, base_dir: Path
+) -> _ReplaySpec:
+    """``recording`` and ``source`` of a ``run = "replay"`` component, checked against
+    the recording (which must exist, be MCAP and hold the component's topics)."""
+    from .adapters.replay import ReplayError, inspect_recording
+
+    if placement != "replay":
+        for k in ("recording", "source"):
+            if k in spec:
+                report.add(
+                    f"{key}.{k}",
+                    f'is only used with run = "replay" (this component runs "{placement}"); '
+                    'remove it or set run = "replay"',
+                )
+        return _ReplaySpec()
+    out = _ReplaySpec(active=True, source=name)
+    if "source" in spec:
+        source = spec["source"]
+        if not isinstance(source, str) or not NAME_RE.match(source):
+            report.add(
+                f"{key}.source",
+                f"expected the component's name in the recording (letters, digits, _ and -), "
+                f"got {source!r}",
+            )
+            return out
+        out.source = source
+    if "recording" not in spec:
+        report.add(
+            f"{key}.recording",
+            'missing: a run = "replay" component replays a recording; add recording = '
+            '"runs/NAME/recording.mcap" (relative to the rig file\'s folder)',
+        )
+        return out
+    value = spec["recording"]
+    if not isinstance(value, str) or not value.strip():
+        report.add(
+            f"{key}.recording",
+            f"expected the path of a run's recording.mcap, got {_a(value)} {value!r}",
+        )
+        return out
+    path = Path(value).expanduser()
+    if not path.is_absolute():
+        path = base_dir / path
+    out.path = path
+    if not path.is_file():
+        report.add(
+            f"{key}.recording",
+            f"recording '{value}' does not exist"
+            + (f" ({path})" if str(path) != value else "")
+            + "; give the path of a run's recording.mcap, relative to the rig file's folder",
+        )
+        return out
+    try:
+        recorded = inspect_recording(path, out.source)
+    except ReplayError as exc:
+        where = f"{key}.source" if "source" in spec and "has no messages" in exc.message else (
+            f"{key}.recording")
+        report.add(where, f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
+        return out
+    if recorded.initialize_messages is None:
+        report.add(
+            f"{key}.recording",
+            f"recording '{value}' does not say which messages Initialize published (no "
+            "moonpool.initialize metadata: the recorded run failed during setup, or another "
+            "program wrote it); record the run again with this version of moonpool",
+        )
+        return out
+    out.readable = True
+    out.schedule = recorded.schedule
+    return out
 
 
 def _group(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -> str:
     """The process group ('' when absent or bad)."""
-    if "group" not in spec:
+    if "group" not in spec or placement == "replay":  # a replay ignores it (switching back)
         return ""
     group = spec["group"]
     if placement != "process":
@@ -919,11 +1064,11 @@ def _entry(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -
     """The entry text ('' when absent or bad)."""
     forms = '"quickstart.vehicle", "package.module:Class" or "file.py:Class"'
     if "entry" not in spec:
-        if placement != "remote":
+        if placement not in ("remote", "replay"):
             report.add(
                 f"{key}.entry",
                 f"missing: say what to run, e.g. entry = {forms} "
-                "(only a run = \"remote\" component may leave it out)",
+                "(only a run = \"remote\" or \"replay\" component may leave it out)",
             )
         return ""
     entry = spec["entry"]
@@ -944,6 +1089,8 @@ def _endpoint(report: _Report, key: str, spec: Mapping[str, Any], placement: str
                 f"e.g. endpoint = \"tcp://10.0.0.2:5555\" ({forms})",
             )
         return ""
+    if placement == "replay":  # a replay ignores it (switching back is one edit)
+        return ""
     endpoint = spec["endpoint"]
     if placement != "remote":
         report.add(
@@ -961,8 +1108,11 @@ def _endpoint(report: _Report, key: str, spec: Mapping[str, Any], placement: str
     return endpoint
 
 
-def _schedule(report: _Report, key: str, spec: Mapping[str, Any]) -> Schedule | None:
-    """Schedule from exactly one of rate_hz / period, plus offset."""
+def _schedule(
+    report: _Report, key: str, spec: Mapping[str, Any], replay: _ReplaySpec | None = None
+) -> Schedule | None:
+    """Schedule from exactly one of rate_hz / period, plus offset. A replay without
+    either takes the recorded schedule (and offset, unless the rig gives one)."""
     offset = _duration(report, f"{key}.offset", spec.get("offset", 0), positive=False)
     has_rate, has_period = "rate_hz" in spec, "period" in spec
     if has_rate and has_period:
@@ -970,6 +1120,18 @@ def _schedule(report: _Report, key: str, spec: Mapping[str, Any]) -> Schedule | 
             f"{key}.period",
             "give either rate_hz or period, not both; remove one of them",
         )
+        return None
+    if not (has_rate or has_period) and replay is not None and replay.active:
+        if replay.schedule is not None:
+            if "offset" in spec and offset is not None:
+                return Schedule(replay.schedule.rate_hz, offset)
+            return replay.schedule
+        if replay.readable:
+            report.add(
+                f"{key}.rate_hz",
+                "missing: the recording does not say how often this component was stepped; "
+                'give its rate_hz = 100 or period = "10ms"',
+            )
         return None
     if not (has_rate or has_period):
         report.add(
@@ -1150,7 +1312,7 @@ def _deep_check(
     start = len(report.problems)
     classes = _load_classes(rig, report)
     for comp in rig.components:
-        if comp.name in classes:
+        if comp.name in classes and comp.placement != "replay":
             params = _check_parameters(report, comp, classes[comp.name].cls)
             ports = _ports(report, comp, classes[comp.name], params)
             if ports is None:
@@ -1159,8 +1321,10 @@ def _deep_check(
                 classes[comp.name] = dataclasses.replace(
                     classes[comp.name], inputs=ports[0], outputs=ports[1]
                 )
+    replays = {c.name for c in rig.components if c.placement == "replay"}
     for conn, key in zip(rig.connections, connection_keys):
-        _check_connection(report, conn, key, classes)
+        # A replay has no inputs: connections into it are not wired (adapters/replay.py).
+        _check_connection(report, conn, key, classes, unwired=conn.target in replays)
     _inputs_connected_twice(report, rig.connections, connection_keys)
     for plot, key in zip(rig.plots, plot_keys):
         _check_plot(report, plot, key, classes)
@@ -1194,6 +1358,11 @@ def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
     """
     classes: dict[str, _Loaded] = {}
     for comp in rig.components:
+        if comp.placement == "replay":
+            loaded = _replay_ports(rig, comp, report)
+            if loaded is not None:
+                classes[comp.name] = loaded
+            continue
         if not comp.entry:
             continue
         try:
@@ -1208,6 +1377,50 @@ def _load_classes(rig: Rig, report: _Report) -> dict[str, _Loaded]:
                 message = f"cannot load '{comp.entry}': {type(exc).__name__}: {exc}"
             report.add(f"components.{comp.name}.entry", message)
     return classes
+
+
+def _replay_ports(rig: Rig, comp: ComponentConfig, report: _Report) -> _Loaded | None:
+    """A replay's outputs, from its recording, and whether the recording fits its
+    schedule. None when the recording cannot be read (reported by load_rig)."""
+    from .adapters.replay import ReplayError, first_misfit, inspect_recording
+    from .recording import recorded_class
+
+    if comp.recording is None:
+        return None
+    key = f"components.{comp.name}"
+    try:
+        recorded = inspect_recording(comp.recording, comp.recorded_name)
+    except ReplayError:
+        return None
+    outputs = []
+    for port, type_name in recorded.ports.items():
+        try:
+            cls = recorded_class(type_name, recorded.schemas.get(type_name, b""))
+        except PortError as exc:
+            report.add(f"{key}.recording", f"cannot read the type of /{recorded.source}/{port} "
+                       f"({type_name or 'no schema'}): {exc.message}")
+            continue
+        outputs.append(Port(port, cls))
+    if recorded.schedule != comp.schedule:
+        bad = first_misfit(recorded, comp.schedule, rig.run.until_ns)
+        if bad is not None:
+            was = recorded.schedule
+            said = (f"it was recorded at {float(was.rate_hz):g} Hz, offset {was.offset_ns} ns"
+                    if was is not None else "the recording does not say its schedule")
+            where = f"{key}.period" if f"{key}.period" in report.lines else f"{key}.rate_hz"
+            report.add(
+                where,
+                f"the replay, stepped at {float(comp.schedule.rate_hz):g} Hz (offset "
+                f"{comp.schedule.offset_ns} ns), cannot publish the "
+                f"message recorded on {bad.topic} at t={bad.log_time_ns} ns at its time "
+                f"({said}); step it at the recorded rate and offset, or leave rate_hz, "
+                "period and offset out to use the recorded schedule",
+            )
+    label = f"replay of '{recorded.source}' from {comp.recording.name}"
+    if recorded.not_recorded:
+        label += (f"; left out of that recording by run.record_exclude, so not replayable: "
+                  f"{', '.join(recorded.not_recorded)}")
+    return _Loaded(label, Component, (), tuple(outputs))
 
 
 # -- parameters
@@ -1307,9 +1520,14 @@ def _ports(
 
 
 def _check_connection(
-    report: _Report, conn: ConnectionConfig, key: str, classes: Mapping[str, _Loaded]
+    report: _Report,
+    conn: ConnectionConfig,
+    key: str,
+    classes: Mapping[str, _Loaded],
+    unwired: bool = False,
 ) -> None:
-    """Ports exist in the right direction and carry the same message type."""
+    """Ports exist in the right direction and carry the same message type. ``unwired``:
+    the target is a replay (no inputs), so only the source is checked."""
     out = in_ = None
     wrong_way = "connections go from an output to an input"
     if conn.source in classes:
@@ -1317,7 +1535,7 @@ def _check_connection(
             report, f"{key}.from", conn.source, conn.source_port, classes[conn.source], "output",
             wrong_way,
         )
-    if conn.target in classes:
+    if conn.target in classes and not unwired:
         in_ = _find_port(
             report, f"{key}.to", conn.target, conn.target_port, classes[conn.target], "input",
             wrong_way,

@@ -13,6 +13,7 @@ recording is closed readable, and summary.json says what happened.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import signal
@@ -40,8 +41,10 @@ from .adapters.group import GroupMember, ProcessGroup
 from .adapters.inprocess import InProcessAdapter
 from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
+from .adapters.replay import ReplayAdapter
 from .execution import Execution
-from .recording import Digest, Recorder
+from .realtime import Pacer
+from .recording import INITIALIZE_METADATA, Digest, Recorder
 from .rig import Rig
 
 log = logging.getLogger("moonpool.run")
@@ -98,7 +101,13 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                 peer_timeout_ns=rig.run.peer_timeout_ns,
                 context=ctx,
             )
-            if c.placement == "inproc":
+            if c.placement == "replay":
+                assert c.recording is not None
+                adapters[c.name] = ReplayAdapter(
+                    c.name, c.recording, c.source, algorithm=rig.run.algorithm,
+                    schedule=c.schedule,
+                )
+            elif c.placement == "inproc":
                 cls = load_entry(c.entry, c.base_dir)
                 adapters[c.name] = InProcessAdapter(
                     c.name, cls(), step_timeout_ns=c.step_timeout_ns, base_dir=c.base_dir
@@ -131,6 +140,34 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
             g.conn.close()
         raise
     return adapters
+
+
+def wired_rig(rig: Rig) -> Rig:
+    """The rig the execution wires: connections into a replayed component are left out
+    (a replay ignores its inputs; their sources still run and are recorded)."""
+    replays = {c.name for c in rig.components if c.placement == "replay"}
+    if not replays:
+        return rig
+    kept = tuple(c for c in rig.connections if c.target not in replays)
+    for c in rig.connections:
+        if c.target in replays:
+            log.info("not wired: %s (%s is a replay and ignores its inputs)", c, c.target)
+    return dataclasses.replace(rig, connections=kept)
+
+
+def make_pacer(rig: Rig, adapters: dict[str, Adapter]) -> Pacer | None:
+    """The real-time pacer of the rig (``run.realtime``), or None to run flat out."""
+    if rig.run.realtime is None:
+        return None
+
+    def idle() -> None:  # heartbeats while a slow factor sleeps long
+        now = time.monotonic()
+        for a in adapters.values():
+            a.keepalive(now)
+
+    period = min(c.schedule.nominal_period_ns for c in rig.components)
+    return Pacer(rig.run.realtime, rig.run.overrun, period_ns=max(period, 1), idle=idle,
+                 priority=rig.run.realtime_priority)
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -166,25 +203,35 @@ def run_rig(
         pass
     status, error, failed_component = "ok", None, None
     execution: Execution | None = None
+    pacer: Pacer | None = None
     adapters: dict[str, Adapter] = {}
     wall0 = time.perf_counter()
     loop_wall = 0.0
     try:
         try:
             adapters = build_adapters(rig, sock_dir, out_dir / "logs")
-            execution = Execution(rig, adapters, observer)
+            execution = Execution(wired_rig(rig), adapters, observer)
             if recorder is not None:
                 for c in rig.components:
                     recorder.add_metadata(f"component/{c.name}", {
                         "entry": c.entry or "", "placement": c.placement,
                         "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
+                        "rate_hz": str(c.schedule.rate_hz), "offset_ns": str(c.schedule.offset_ns),
+                        "not_recorded": ",".join(
+                            ref.partition(".")[2] for ref in rig.run.record_exclude
+                            if ref.partition(".")[0] == c.name),
                     })
             execution.setup()
+            if recorder is not None:  # the first N recorded messages are Initialize outputs
+                recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(recorder.messages)})
+            pacer = execution.pace = make_pacer(rig, adapters)
             loop0 = time.perf_counter()
             try:
                 execution.run(progress)
             finally:
                 loop_wall = time.perf_counter() - loop0
+                if pacer is not None:
+                    pacer.close()
         except KeyboardInterrupt as exc:
             raise Interrupted("interrupted by the user (Ctrl-C)") from exc
     except (SimulationError, ComponentError, RigError) as exc:
@@ -239,6 +286,7 @@ def run_rig(
         "components": components,
         "metrics": execution.metrics if execution is not None else {},
         "digest": observer.digest.hexdigest(),
+        "realtime": pacer.summary() if pacer is not None else None,
         "recording": recording_path.name if recorder is not None else None,
         "plots": [],
     }
@@ -250,5 +298,11 @@ def run_rig(
             summary["plots"] = [str(p.relative_to(out_dir)) for p in paths]
         except Exception as exc:  # noqa: BLE001 - plots must never lose a run
             log.warning("plotting failed: %s", exc)
+    if pacer is not None and rig.run.plots and len(pacer.lateness):
+        try:
+            path = pacer.plot(out_dir / "plots" / "realtime_lateness.png")
+            summary["plots"].append(str(path.relative_to(out_dir)))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("plotting the lateness failed: %s", exc)
     summary_mod.write_summary(out_dir / "summary.json", summary)
     return RunResult(summary, out_dir)

@@ -9,6 +9,9 @@ The summary is a plain dict, in this order::
     real_time_factor  sim_time_s / wall_time_s
     ticks             distinct instants the execution stepped
     digest            sha256 hex of the message stream (recording.Digest)
+    realtime          None, or in real-time mode {factor, overrun_policy, ticks,
+                      lateness_p50_us, lateness_p99_us, lateness_max_us, overruns, ...}
+                      (orchestrator/realtime.py, Pacer.summary)
     components        {name: {steps, p50_us, p99_us, max_us, placement, ...}}
     metrics           {name: {key: value}}  (what each component reported at terminate)
 
@@ -125,6 +128,15 @@ def format_table(summary: Mapping[str, Any]) -> str:
         f"digest {digest[:16] or '-'}",
     ]
     lines = ["  ".join(head)]
+    rt = summary.get("realtime")
+    if rt:
+        lines.append(
+            f"real time x{_num(rt.get('factor'), 'g')}: lateness p50 "
+            f"{_num(rt.get('lateness_p50_us'), '.1f')} µs  p99 {_num(rt.get('lateness_p99_us'), '.1f')} µs"
+            f"  max {_num(rt.get('lateness_max_us'), '.1f')} µs  overruns "
+            f"{_num(rt.get('overruns'), 'd')} ({rt.get('overrun_policy', '?')})"
+            + (f"  re-anchored {rt['reanchors']}x" if rt.get("reanchors") else "")
+        )
 
     components: Mapping[str, Any] = summary.get("components") or {}
     if components:

@@ -1,0 +1,136 @@
+"""Real-time mode end to end (orchestrator/realtime.py): short paced runs. Nothing here
+asserts how punctual the pacing is (benchmarks/realtime.py measures that); only what
+pacing guarantees: it never runs ahead of the wall clock, it does not change the
+message stream, and the overrun policy is applied."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import RIGS, moonpool
+from moonpool.orchestrator.recording import digest_of_recording, read_recording
+from moonpool.orchestrator.rigfile import load_and_check
+from moonpool.orchestrator.run import run_rig
+
+pytestmark = pytest.mark.slow
+
+REALTIME_KEYS = ("lateness_p50_us", "lateness_p99_us", "lateness_max_us", "overruns")
+
+
+def test_realtime_run_has_lateness_figures_and_the_same_digest(tmp_path):
+    out = tmp_path / "rt"
+    proc = moonpool("run", str(RIGS / "quickstart.toml"), "--until", "1.5", "--seed", "3",
+                    "--realtime", "--out", str(out), "--set", "run.plots=false")
+    assert proc.returncode == 0, proc.stderr
+    assert "real time x1" in proc.stdout and "real time x1" in proc.stderr
+    rt = json.loads((out / "summary.json").read_text())
+    block = rt["realtime"]
+    for key in REALTIME_KEYS:
+        assert key in block
+    assert block["factor"] == 1.0 and block["overrun_policy"] == "warn"
+    assert block["ticks"] == rt["ticks"] == 150
+    assert 0 <= block["lateness_p50_us"] <= block["lateness_p99_us"] <= block["lateness_max_us"]
+    # Paced: the loop cannot end before the last tick's deadline (1.49 s after the first).
+    assert rt["loop_wall_time_s"] >= 1.49
+    # The same rig flat out: the same messages, bit for bit.
+    flat = load_and_check(RIGS / "quickstart.toml", ["run.plots=false"], until_s=1.5, seed=3)
+    result = run_rig(flat, tmp_path / "flat")
+    assert result.summary["realtime"] is None
+    assert result.summary["digest"] == rt["digest"]
+    assert digest_of_recording(out / "recording.mcap") == rt["digest"]
+
+
+def test_factor_and_rig_keys(tmp_path):
+    """run.realtime in the rig, half speed: a 0.3 s run takes at least 0.58 s of wall
+    time; --realtime on the command line overrides it."""
+    rig = load_and_check(RIGS / "quickstart.toml",
+                         ["run.realtime=0.5", "run.overrun=skip", "run.plots=false"], until_s=0.3)
+    result = run_rig(rig, tmp_path / "half")
+    assert result.ok, result.summary["error"]
+    block = result.summary["realtime"]
+    assert block["factor"] == 0.5 and block["overrun_policy"] == "skip"
+    assert block["period_us"] == 20_000.0  # the fastest component's 10 ms at half speed
+    assert result.summary["loop_wall_time_s"] >= 0.58
+    fast = load_and_check(RIGS / "quickstart.toml", ["run.realtime=0.5", "run.record=false"],
+                          until_s=0.3, realtime=4)
+    assert float(fast.run.realtime) == 4.0
+    assert "# --realtime 4" in fast.source_text
+
+
+SLOW_RIG = """
+[run]
+until = "2s"
+realtime = 1
+overrun = "abort"
+
+# 50 ms slots: only the deliberately slow step (0.2 s, at t = 0.2 s) overruns, even
+# on a machine busy enough to delay a process by several ms.
+[components.counter]
+entry = "faulty:Slow"
+rate_hz = 20
+[components.counter.parameters]
+at_step = 4
+sleep_s = 0.2
+
+[components.probe]
+entry = "probes:Probe"
+rate_hz = 20
+
+[[connections]]
+from = "counter.count"
+to = "probe.in"
+"""
+
+
+def test_abort_policy_stops_cleanly_with_a_readable_recording(tmp_path):
+    rig = tmp_path / "slow.toml"
+    rig.write_text(textwrap.dedent(SLOW_RIG))
+    out = tmp_path / "out"
+    proc = moonpool("run", str(rig), "--out", str(out), "--quiet")
+    assert proc.returncode == 1, proc.stderr
+    assert "real-time deadline missed" in proc.stderr
+    assert "tick at t=0.250000 s" in proc.stderr  # the tick after the slow step at 0.2 s
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "failed" and "overrun policy 'abort'" in summary["error"]
+    assert summary["realtime"]["overruns"] == 1
+    assert summary["realtime"]["lateness_max_us"] >= 150_000  # a 200 ms step, 50 ms slot
+    assert summary["ticks"] == 5  # 0 ... 0.2 s; the tick at 0.25 s was refused
+    messages = list(read_recording(out / "recording.mcap"))
+    assert len(messages) == summary["messages"] == 2 * 5
+    assert digest_of_recording(out / "recording.mcap") == summary["digest"]
+
+
+def test_warn_policy_counts_overruns_and_finishes(tmp_path):
+    rig = load_and_check(tmp_path_rig(tmp_path), ["run.overrun=warn", "run.until=0.4s",
+                                                  "run.plots=false"])
+    result = run_rig(rig, tmp_path / "warn")
+    assert result.ok
+    # Every step from t = 0.2 s on takes 0.2 s: the ticks at 0.25, 0.3 and 0.35 s
+    # find their deadlines passed (and run as soon as they can).
+    assert result.summary["realtime"]["overruns"] >= 3
+    assert result.summary["ticks"] == 8
+
+
+def tmp_path_rig(tmp_path):
+    path = tmp_path / "slow.toml"
+    path.write_text(textwrap.dedent(SLOW_RIG))
+    return path
+
+
+def test_bad_realtime_values_exit_2(tmp_path):
+    proc = moonpool("check", str(RIGS / "quickstart.toml"), "--realtime", "0")
+    assert proc.returncode == 2
+    assert "--realtime: must be a finite number above 0" in proc.stderr
+    proc = moonpool("run", "--realtime", str(RIGS / "quickstart.toml"))
+    assert proc.returncode == 2
+    assert "write the rig before the option" in proc.stderr
+    proc = moonpool("check", str(RIGS / "quickstart.toml"), "--set", "run.overrun=later",
+                    "--set", "run.realtime=fast", "--set", "run.realtime_priority=120")
+    assert proc.returncode == 2
+    assert "run.overrun: 'later' is not one of \"warn\" or \"skip\" or \"abort\"" in proc.stderr
+    assert "run.realtime: expected a real-time factor" in proc.stderr
+    assert "run.realtime_priority: expected 0 (normal scheduling)" in proc.stderr
+    assert moonpool("check", str(RIGS / "quickstart.toml"), "--realtime", "0.5").returncode == 0
