@@ -53,16 +53,16 @@ class RunObserver:
     def __init__(self, recorder: Recorder | None) -> None:
         self.recorder = recorder
         self.digest = Digest()
-        self._topics: list[tuple[str, int]] = []
+        self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
 
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
         channel = self.recorder.add_topic(topic, type_name, extra_schemas) if self.recorder else -1
-        self._topics.append((topic, channel))
+        self._topics.append((Digest.topic_prefix(topic), channel))
         return len(self._topics) - 1
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
-        topic, channel = self._topics[index]
-        self.digest.update(topic, log_time_ns, payload, attachment)
+        prefix, channel = self._topics[index]
+        self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
         if self.recorder is not None:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
 

@@ -33,6 +33,7 @@ from moonpool.components.errors import (
     error_from_wire,
 )
 from moonpool.components.host import metrics_from_json
+from moonpool.components.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -47,12 +48,16 @@ class ProcessGroup:
         self.conn = conn
         conn.fail_on_error = False
         self.members = members
-        self._batch: lc.StepBatch | None = None
+        # The batch being built, encoded by hand (components/wire.py): the fields of
+        # its InstanceSteps, and the position of each member in it.
+        self._batch: list[bytes] | None = None
+        self._order: dict[str, int] = {}
         self._frames: list[Any] = []
         self._timeout_s = 0.0
-        self._results: dict[str, lc.InstanceStepResult] | None = None
+        self._results: Any = None  # the StepBatchResult's results, in batch order
         self._result_frames: list = []
         self._open = set(members)
+        self._instance_field = {m: string_field(K_ITEM, m) for m in members}
         self.t_sent = 0
 
     @property
@@ -63,26 +68,24 @@ class ProcessGroup:
     def queue(self, member: str, t_ns: int, dt_ns: int, inputs: dict[str, Any],
               timeout_s: float) -> None:
         if self._batch is None:
-            self._batch = lc.StepBatch()
+            self._batch = []
+            self._order = {}
             self._frames = []
             self._results = None
             self._timeout_s = 0.0
-        item = self._batch.steps.add(instance=member)
-        item.step.time_ns = t_ns
-        item.step.step_ns = dt_ns
-        for port, value in inputs.items():
-            for s in value if isinstance(value, list) else (value,):
-                pv = item.step.inputs.add(port=port, type=s.type_name, payload=s.payload)
-                if s.attachment is not None:
-                    self._frames.append(s.attachment)
-                    pv.attachment = len(self._frames)
-        self._timeout_s = max(self._timeout_s, timeout_s)
+        step = self.conn.encoder.step(t_ns, dt_ns, inputs, self._frames)
+        instance = self._instance_field.get(member) or string_field(K_ITEM, member)
+        item = b"".join((instance, K_ITEM_BODY, varint(len(step)), step))
+        self._order[member] = len(self._order)
+        self._batch += (K_ITEM, varint(len(item)), item)
+        if timeout_s > self._timeout_s:
+            self._timeout_s = timeout_s
 
     def flush(self) -> None:
         if self._batch is None:
             return
-        batch, self._batch = self._batch, None
-        self.conn.send_request("step_batch", batch, self._timeout_s, frames=self._frames)
+        batch, self._batch = b"".join(self._batch), None
+        self.conn.send_encoded("step_batch", K_STEP_BATCH, batch, self._timeout_s, self._frames)
         self.t_sent = time.perf_counter_ns()
 
     def result(self, member: str) -> tuple[lc.InstanceStepResult, list]:
@@ -90,10 +93,12 @@ class ProcessGroup:
             self.flush()
         if self._results is None:
             reply, frames = self.conn.wait_reply()
-            self._results = {r.instance: r for r in reply.step_batch_result.results}
+            self._results = reply.step_batch_result.results
             self._result_frames = frames
-        entry = self._results.pop(member, None)
-        if entry is None:
+        # Results come in batch order (docs/protocol.md §6a); check the name anyway.
+        i = self._order.pop(member, None)
+        entry = self._results[i] if i is not None and i < len(self._results) else None
+        if entry is None or entry.instance != member:
             raise ProtocolError(f"the batch result has no entry for '{member}'",
                                 component=member, fix="this is a bug in the group's server")
         return entry, self._result_frames
@@ -116,6 +121,10 @@ class GroupMember(Adapter):
         self.step_timeout_s = step_timeout_ns * 1e-9
         self._failed = False
         self.error_reply = False
+
+    @property
+    def connection(self) -> ProcessAdapter:
+        return self.conn
 
     @property
     def failed(self) -> bool:  # the child hung or died: every member failed
