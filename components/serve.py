@@ -239,11 +239,9 @@ class Server:
                 return
         if identity == self.peer:
             self.last_heard = time.monotonic()
-        reply = lc.Reply(
-            protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id, instance=req.instance
-        )
+        reply = None  # the Reply message, or for Step and StepBatch the encoded envelope:
+        envelope = None  # those are built by hand (components/wire.py, hot-path encoding)
         attachments: list[Any] = []
-        envelope = None  # the encoded reply, when built by hand (Step, StepBatch)
         end_session = False
         host = None
         try:
@@ -258,7 +256,10 @@ class Server:
                     envelope = b"".join((request_head(req.request_id),
                                          string_field(K_INSTANCE, req.instance), K_STEP,
                                          varint(len(result)), result))
-                elif body == "heartbeat":
+                else:
+                    reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION,
+                                     request_id=req.request_id, instance=req.instance)
+                if body == "heartbeat":
                     self.heartbeats += 1
                     reply.heartbeat.state = host.state
                     reply.heartbeat.counter = self.heartbeats
@@ -296,7 +297,9 @@ class Server:
             reply.error.code = lc.ERROR_CODE_INTERNAL
             attachments = []
             envelope = None
-        frames_out = [*prefix, envelope or wire.serialize(reply), *attachments]
+        if envelope is None:
+            envelope = wire.serialize(reply)
+        frames_out = [*prefix, envelope, *attachments]
         # Zero-copy only pays for large frames (images); small ones are cheaper copied.
         self.sock.send_multipart(frames_out, copy=not attachments)
         if end_session:
@@ -331,12 +334,12 @@ class Server:
         """Step every listed component in order; one failing does not stop the others.
         Returns the encoded StepBatchResult."""
         parts: list[bytes] = []
-        names = self._instance_fields
+        names, hosts = self._instance_fields, self.hosts
         for item in batch.steps:
             instance = item.instance
             host = None
             try:
-                host = self._host_for(instance)
+                host = hosts.get(instance) or self._host_for(instance)
                 result = self._step(host, item.step, frames_in, frames_out)
                 name = names.get(instance) or string_field(K_ITEM, instance)
                 entry = b"".join((name, K_ITEM_BODY, varint(len(result)), result))

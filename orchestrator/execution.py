@@ -138,6 +138,12 @@ class Execution:
         # Heartbeats go per connection: the members of a process group share one.
         self._connections = list({id(c): c for c in (a.connection for a in self._remote)}.values())
         self._plans: dict[tuple[int, ...], tuple[list, list]] = {}
+        # Where _publish hands messages: the observer, or (while stepping other
+        # processes under Jacobi) a list written out once the next instant's steps
+        # have been sent, so hashing and recording overlap with the components' work
+        # instead of delaying their next step. The order is the same.
+        self._write = observer.write
+        self._pending: list[tuple[int, int, bytes, Any]] = []
 
     # -- setup -------------------------------------------------------------------
 
@@ -216,8 +222,18 @@ class Execution:
         for a in self._connections:
             a.keepalive(now)
 
-    def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int) -> None:
+    def _defer(self, channel: int, log_time_ns: int, payload: bytes, attachment: Any) -> None:
+        self._pending.append((channel, log_time_ns, payload, attachment))
+
+    def _write_pending(self) -> None:
+        """Hand the deferred messages to the observer, in the order they were published."""
+        pending, self._pending = self._pending, []
         write = self.observer.write
+        for args in pending:
+            write(*args)
+
+    def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int) -> None:
+        write = self._write
         outs = slot.outs
         for sample in samples:
             out = outs.get(sample.port)
@@ -272,6 +288,17 @@ class Execution:
         heap = [(s.t_now, self._rank[s.name], s.index) for s in self.slots]
         heapq.heapify(heap)
         jacobi = self.rig.run.algorithm == "jacobi"
+        if jacobi and self._remote:
+            self._write = self._defer
+        try:
+            self._loop(until, heap, jacobi, progress)
+        finally:
+            self._write = self.observer.write
+            self._write_pending()
+        self.time_ns = until
+
+    def _loop(self, until: int, heap: list, jacobi: bool,
+              progress: Callable[[int], None] | None) -> None:
         slots = self.slots
         has_remote = bool(self._remote)
         connections = self._connections
@@ -293,6 +320,8 @@ class Execution:
                     s.adapter.start_step(t, s.t_next - t, gather(s, t))
                     if flush:
                         s.adapter.flush()
+                if self._pending:
+                    self._write_pending()  # the previous instant's, while they work
                 results = {}
                 for s in local:
                     s.adapter.start_step(t, s.t_next - t, gather(s, t))
@@ -322,7 +351,6 @@ class Execution:
                 if progress is not None and now - last_progress > 0.2:
                     last_progress = now
                     progress(t)
-        self.time_ns = until
 
     # -- shutdown ------------------------------------------------------------------
 
