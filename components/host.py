@@ -180,7 +180,8 @@ class ComponentHost:
 
     def decode_inputs(self, values: list[lc.PortValue], attachments: list[Any]) -> dict[str, Any]:
         """PortValues from a Step request -> the ``inputs`` mapping given to ``step``."""
-        inputs: dict[str, Any] = {name: [] for name in self._queued_inputs}
+        queues = self._queued_inputs
+        inputs: dict[str, Any] = {name: [] for name in queues} if queues else {}
         table = self._input_table
         for pv in values:
             name = pv.port
