@@ -18,7 +18,8 @@ row also gives, over the stepping loop only: the CPU time per tick of the
 orchestrator's process and of the component processes (main and libzmq threads
 alike), and the CPU the rest of the machine used meanwhile ("others", in cores).
 With ``--repeat R`` each row is measured R times and the wall figure is printed
-as min / median / max.
+as min / median / max; ``--wait-quiet S`` waits (up to S seconds) before each run
+for the rest of the machine to fall idle.
 
 ``--only`` picks rows: ``N:inproc``, ``N:proc`` (one process each), ``N:Gg``
 (G process groups), ``N:Gh`` (half of the chain in-process, the other half in G
@@ -126,6 +127,18 @@ class _LoopCpu:
 _CPU = _LoopCpu()
 
 
+def wait_quiet(max_wait_s: float, threshold: float = 0.15) -> float:
+    """Wait (up to ``max_wait_s``) until the rest of the machine uses less than
+    ``threshold`` cores over one second; return the last load seen (cores)."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        b0 = _machine_busy_s()
+        time.sleep(1.0)
+        load = _machine_busy_s() - b0
+        if load < threshold or time.monotonic() > deadline:
+            return load
+
+
 def measure(n: int, placement: str, ticks: int, record: bool, out: Path,
             groups: int = 0, inproc: int = 0) -> tuple[float, float, float, float]:
     """µs per tick: wall, orchestrator CPU, component processes' CPU; and the other
@@ -154,6 +167,8 @@ def main() -> int:
     ap.add_argument("--record", action="store_true")
     ap.add_argument("--repeat", type=int, default=1, help="measure each row this many times")
     ap.add_argument("--only", default="", help="rows, e.g. 8:1g,8:2g,8:proc,8:echo")
+    ap.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
+                    help="before each run, wait up to this long for the machine to be idle")
     ap.add_argument("--out", type=Path, default=Path("runs/bench-step-overhead"))
     args = ap.parse_args()
     cores = max(1, min(os.cpu_count() or 1, 8))
@@ -170,6 +185,8 @@ def main() -> int:
     for n, kind in rows:
         walls, cpu = [], []
         for _ in range(args.repeat):
+            if args.wait_quiet:
+                wait_quiet(args.wait_quiet)
             if kind == "echo":
                 walls.append(echo_tick_us(n, args.ticks))
                 continue

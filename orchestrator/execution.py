@@ -28,9 +28,13 @@ A connection may add a delay d: a message visible at V reaches the input at V + 
 An ordinary input holds the latest message delivered (sample and hold); a queued
 input receives every message delivered since its previous step, in order.
 
-Every produced message is handed to the observer (recorder and digest) at the
-moment it is produced, with log time = the instant it becomes visible. That order
-is fixed by (T, component order, port order), hence deterministic.
+Every produced message is handed to the observer (recorder and digest) in the
+order it is produced, with log time = the instant it becomes visible. That order
+is fixed by (T, component order, port order), hence deterministic. Under Jacobi
+with components in other processes the hand-over of an instant's messages waits
+until the next instant's steps have been sent, so hashing and recording overlap
+with the components' work (the order is the same; the rest is written out when
+``run`` returns or raises).
 """
 
 from __future__ import annotations
