@@ -108,8 +108,8 @@ class _LoopCpu:
         outer = self
 
         def run(execution: Execution, progress=None) -> None:
-            pids = sorted({a.connection.proc.pid for a in execution.adapters.values()
-                           if hasattr(a.connection, "proc")})
+            conns = [getattr(a, "conn", a) for a in execution.adapters.values()]  # groups
+            pids = sorted({c.proc.pid for c in conns if hasattr(c, "proc")})
             c0 = sum(_process_cpu_s(p) for p in pids)
             m0, p0, w0 = _machine_busy_s(), time.process_time(), time.perf_counter()
             try:
