@@ -49,13 +49,15 @@ class ProcessGroup:
         conn.fail_on_error = False
         self.members = members
         # The batch being built, encoded by hand (components/wire.py): the fields of
-        # its InstanceSteps, and the position of each member in it.
+        # its InstanceSteps, and its members in order.
         self._batch: list[bytes] | None = None
-        self._order: dict[str, int] = {}
+        self._order: list[str] = []
         self._frames: list[Any] = []
         self._timeout_s = 0.0
-        self._results: Any = None  # the StepBatchResult's results, in batch order
-        self._result_frames: list = []
+        # The batch's result: per member, its samples or its Error (unpacked in one
+        # go when the reply arrives), and the batch's round trip, ns.
+        self._results: dict[str, list[Sample] | lc.Error] | None = None
+        self._elapsed_ns = 0
         self._open = set(members)
         self._instance_field = {m: string_field(K_ITEM, m) for m in members}
         self.t_sent = 0
@@ -69,14 +71,14 @@ class ProcessGroup:
               timeout_s: float) -> None:
         if self._batch is None:
             self._batch = []
-            self._order = {}
+            self._order = []
             self._frames = []
             self._results = None
             self._timeout_s = 0.0
         step = self.conn.encoder.step(t_ns, dt_ns, inputs, self._frames)
         instance = self._instance_field.get(member) or string_field(K_ITEM, member)
         item = b"".join((instance, K_ITEM_BODY, varint(len(step)), step))
-        self._order[member] = len(self._order)
+        self._order.append(member)
         self._batch += (K_ITEM, varint(len(item)), item)
         if timeout_s > self._timeout_s:
             self._timeout_s = timeout_s
@@ -88,20 +90,40 @@ class ProcessGroup:
         self.conn.send_encoded("step_batch", K_STEP_BATCH, batch, self._timeout_s, self._frames)
         self.t_sent = time.perf_counter_ns()
 
-    def result(self, member: str) -> tuple[lc.InstanceStepResult, list]:
+    def result(self, member: str) -> tuple[list[Sample] | lc.Error, int]:
+        """What ``member``'s step in the batch gave (its samples, or its Error) and the
+        batch's round trip, ns."""
         if self._batch is not None:  # Gauss-Seidel, or a caller that did not flush
             self.flush()
         if self._results is None:
             reply, frames = self.conn.wait_reply()
-            self._results = reply.step_batch_result.results
-            self._result_frames = frames
-        # Results come in batch order (docs/protocol.md §6a); check the name anyway.
-        i = self._order.pop(member, None)
-        entry = self._results[i] if i is not None and i < len(self._results) else None
-        if entry is None or entry.instance != member:
+            self._elapsed_ns = time.perf_counter_ns() - self.t_sent
+            self._results = self._unpack(reply.step_batch_result.results, frames)
+        got = self._results.pop(member, None)
+        if got is None:
             raise ProtocolError(f"the batch result has no entry for '{member}'",
                                 component=member, fix="this is a bug in the group's server")
-        return entry, self._result_frames
+        return got, self._elapsed_ns
+
+    def _unpack(self, results: Any, frames: list) -> dict[str, list[Sample] | lc.Error]:
+        """Every entry of a batch result at once (one loop, not a call chain per member).
+        Entries come one per step, in batch order (docs/protocol.md §6a)."""
+        if len(results) != len(self._order):
+            raise ProtocolError(f"the batch result has {len(results)} entries for "
+                                f"{len(self._order)} steps",
+                                fix="this is a bug in the group's server")
+        unpacked: dict[str, list[Sample] | lc.Error] = {}
+        samples = self.conn._samples
+        for member, entry in zip(self._order, results):
+            if entry.instance != member:
+                raise ProtocolError(f"the batch result names '{entry.instance}' where "
+                                    f"'{member}' was stepped",
+                                    fix="this is a bug in the group's server")
+            if entry.WhichOneof("body") == "error":
+                unpacked[member] = entry.error
+            else:
+                unpacked[member] = samples(entry.result.outputs, frames)
+        return unpacked
 
     def release(self, member: str) -> None:
         self._open.discard(member)
@@ -177,15 +199,15 @@ class GroupMember(Adapter):
 
     def finish_step(self) -> list[Sample]:
         try:
-            entry, frames = self.group.result(self.name)
+            got, elapsed_ns = self.group.result(self.name)
         except MoonpoolError as exc:
             raise self._relabel(exc)
-        self.times.add(time.perf_counter_ns() - self.group.t_sent)
-        if entry.WhichOneof("body") == "error":
+        self.times.add(elapsed_ns)  # a member's step time: its batch's round trip
+        if type(got) is not list:  # the member answered with an Error
             self._failed = True
             self.error_reply = True
-            raise error_from_wire(entry.error, self.name)
-        return self.conn._samples(entry.result.outputs, frames)
+            raise error_from_wire(got, self.name)
+        return got
 
     def keepalive(self, now: float) -> None:
         self.conn.keepalive(now)
