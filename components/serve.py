@@ -36,6 +36,15 @@ from moonpool.v1 import lifecycle_pb2 as lc
 
 from . import wire
 from .component import Component
+from .errors import (
+    ComponentError,
+    EntryError,
+    LifecycleError,
+    PortError,
+    ProtocolError,
+    error_to_wire,
+)
+from .host import INITIALIZED, ComponentHost, Output
 from .wire import (
     K_COMPUTE,
     K_INSTANCE,
@@ -50,15 +59,6 @@ from .wire import (
     string_field,
     varint,
 )
-from .errors import (
-    ComponentError,
-    EntryError,
-    LifecycleError,
-    PortError,
-    ProtocolError,
-    error_to_wire,
-)
-from .host import INITIALIZED, ComponentHost, Output
 
 log = logging.getLogger("moonpool.serve")
 
@@ -305,7 +305,8 @@ class Server:
         if end_session:
             self._end_session("terminated")
 
-    def _step(self, host: ComponentHost, s: lc.Step, frames_in: list, frames_out: list) -> bytes:
+    def _step(self, host: ComponentHost, s: lc.Step, frames_in: list,
+              frames_out: list) -> bytes:
         """Step one host: its encoded StepResult (components/wire.py, hot-path encoding);
         attachments are appended to ``frames_out`` (numbered across the whole reply)."""
         if host.state != INITIALIZED:
@@ -346,8 +347,8 @@ class Server:
             except ComponentError as exc:
                 if not isinstance(exc, LifecycleError):
                     log.error("%s", exc, exc_info=exc.__cause__ is not None)
-                entry = wire.serialize(lc.InstanceStepResult(
-                    instance=instance, error=error_to_wire(exc, host.name if host else instance)))
+                error = error_to_wire(exc, host.name if host else instance)
+                entry = wire.serialize(lc.InstanceStepResult(instance=instance, error=error))
             parts += (K_ITEM, varint(len(entry)), entry)
         return b"".join(parts)
 

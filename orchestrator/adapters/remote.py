@@ -158,23 +158,11 @@ class RemoteAdapter(Adapter):
         self._in_flight = (rid, body, now, now + timeout_s)
         return self._wait()
 
-    def send_request(self, body: str, payload: Any, timeout_s: float, *, instance: str = "",
-                     frames: list | tuple = ()) -> None:
-        """Send a request (with raw attachment frames) without waiting; ``wait_reply`` collects."""
-        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id,
-                         instance=instance)
-        getattr(req, body).CopyFrom(payload)
-        self._next_id += 1
-        try:
-            self.sock.send_multipart([wire.serialize(req), *frames], copy=not frames)
-        except zmq.ZMQError as exc:
-            raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
-        now = time.monotonic()
-        self._in_flight = (req.request_id, body, now, now + timeout_s)
-
     def send_encoded(self, body: str, key: bytes, data: bytes, timeout_s: float,
                      frames: list) -> None:
-        """Like ``send_request`` for a body already encoded (``key``: its field key)."""
+        """Send a request whose body is already encoded (``key``: the body's field key
+        in Request), with raw attachment frames, without waiting; ``wait_reply``
+        collects the answer."""
         rid = self._next_id
         self._next_id += 1
         envelope = b"".join((wire.request_head(rid), key, varint(len(data)), data))
@@ -189,7 +177,7 @@ class RemoteAdapter(Adapter):
         self._in_flight = (rid, body, now, now + timeout_s)
 
     def wait_reply(self) -> tuple[lc.Reply, list]:
-        """The reply to the request in flight (see ``send_request``)."""
+        """The reply to the request in flight (see ``send_encoded``)."""
         return self._wait()
 
     def _wait(self) -> tuple[lc.Reply, list]:

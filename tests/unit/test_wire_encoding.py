@@ -130,7 +130,8 @@ def test_step_and_batch_replies_match_the_library():
     assert [r.WhichOneof("body") for r in results] == ["result", "error", "result"]
     assert results[1].error.code == lc.ERROR_CODE_STEP_FAILED
     assert results[1].error.component == "a"
-    assert [pv.attachment for r in (results[0], results[2]) for pv in r.result.outputs] == [1, 0, 2, 0]
+    indices = [pv.attachment for r in (results[0], results[2]) for pv in r.result.outputs]
+    assert indices == [1, 0, 2, 0]
     assert frames[2:] == [b"ab", b"ab"]
     expected = lc.Reply(protocol_version=1, request_id=11)
     expected.step_batch_result.CopyFrom(reply.step_batch_result)
