@@ -45,6 +45,20 @@ from .errors import (
     error_to_wire,
 )
 from .host import INITIALIZED, ComponentHost, Output
+from .wire import (
+    K_COMPUTE,
+    K_INSTANCE,
+    K_ITEM,
+    K_ITEM_BODY,
+    K_OUTPUT,
+    K_STEP,
+    K_STEP_BATCH_RESULT,
+    K_TIME,
+    port_value,
+    request_head,
+    string_field,
+    varint,
+)
 
 log = logging.getLogger("moonpool.serve")
 
@@ -101,6 +115,8 @@ class Server:
         self.bound_endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.rejected = 0
         self._stopping = False
+        self._time = (None, b"")  # the last Step time and its encoded field
+        self._instance_fields = {key: string_field(K_ITEM, key) for key in self.factories}
         self._new_session()
 
     # -- session ---------------------------------------------------------------
@@ -223,20 +239,27 @@ class Server:
                 return
         if identity == self.peer:
             self.last_heard = time.monotonic()
-        reply = lc.Reply(
-            protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id, instance=req.instance
-        )
+        reply = None  # the Reply message, or for Step and StepBatch the encoded envelope:
+        envelope = None  # those are built by hand (components/wire.py, hot-path encoding)
         attachments: list[Any] = []
         end_session = False
         host = None
         try:
             if body == "step_batch":
-                attachments = self._step_batch(req.step_batch, rest[1:], reply.step_batch_result)
+                result = self._step_batch(req.step_batch, rest[1:], attachments)
+                envelope = b"".join((request_head(req.request_id), K_STEP_BATCH_RESULT,
+                                     varint(len(result)), result))
             else:
                 host = self._host_for(req.instance)
                 if body == "step":
-                    attachments = self._step(host, req.step, rest[1:], reply.step_result, [])
-                elif body == "heartbeat":
+                    result = self._step(host, req.step, rest[1:], attachments)
+                    envelope = b"".join((request_head(req.request_id),
+                                         string_field(K_INSTANCE, req.instance), K_STEP,
+                                         varint(len(result)), result))
+                else:
+                    reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION,
+                                     request_id=req.request_id, instance=req.instance)
+                if body == "heartbeat":
                     self.heartbeats += 1
                     reply.heartbeat.state = host.state
                     reply.heartbeat.counter = self.heartbeats
@@ -265,6 +288,7 @@ class Server:
                              instance=req.instance)
             reply.error.CopyFrom(error_to_wire(exc, host.name if host else self.name))
             attachments = []
+            envelope = None
         except Exception as exc:  # noqa: BLE001 - a bug in this loop must still answer
             log.exception("internal error while serving %s", body)
             reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id,
@@ -272,44 +296,61 @@ class Server:
             reply.error.CopyFrom(error_to_wire(exc, host.name if host else self.name))
             reply.error.code = lc.ERROR_CODE_INTERNAL
             attachments = []
-        frames_out = [*prefix, wire.serialize(reply), *attachments]
+            envelope = None
+        if envelope is None:
+            envelope = wire.serialize(reply)
+        frames_out = [*prefix, envelope, *attachments]
         # Zero-copy only pays for large frames (images); small ones are cheaper copied.
         self.sock.send_multipart(frames_out, copy=not attachments)
         if end_session:
             self._end_session("terminated")
 
-    def _step(self, host: ComponentHost, s: lc.Step, frames_in: list, result: lc.StepResult,
-              frames_out: list) -> list:
-        """Step one host; outputs into ``result``; attachments appended to ``frames_out``
-        (numbered across the whole reply)."""
-        host.require(INITIALIZED, "step")
+    def _step(self, host: ComponentHost, s: lc.Step, frames_in: list,
+              frames_out: list) -> bytes:
+        """Step one host: its encoded StepResult (components/wire.py, hot-path encoding);
+        attachments are appended to ``frames_out`` (numbered across the whole reply)."""
+        if host.state != INITIALIZED:
+            host.require(INITIALIZED, "step")
         inputs = host.decode_inputs(s.inputs, frames_in)
+        t_ns = s.time_ns
         t0 = time.perf_counter_ns()
-        outputs = host.step(s.time_ns, s.step_ns, inputs)
-        result.time_ns = s.time_ns
-        result.compute_ns = time.perf_counter_ns() - t0
+        outputs = host.step(t_ns, s.step_ns, inputs)
+        compute_ns = time.perf_counter_ns() - t0
+        if t_ns != self._time[0]:  # the members of a batch share it
+            self._time = (t_ns, (K_TIME + varint(t_ns)) if t_ns else b"")
+        parts = [self._time[1]]  # time_ns (1), outputs (2), compute_ns (3)
+        prefixes = host.port_value_prefixes
         for out in outputs:
-            pv = result.outputs.add(port=out.port, type=out.type_name, payload=out.payload)
-            if out.attachment is not None:
+            if out.attachment is None:
+                pv = port_value(prefixes[out.port], out.payload)
+            else:
                 frames_out.append(out.attachment)
-                pv.attachment = len(frames_out)
-        return frames_out
+                pv = port_value(prefixes[out.port], out.payload, len(frames_out))
+            parts += (K_OUTPUT, varint(len(pv)), pv)
+        if compute_ns:
+            parts += (K_COMPUTE, varint(compute_ns))
+        return b"".join(parts)
 
-    def _step_batch(self, batch: lc.StepBatch, frames_in: list, out: lc.StepBatchResult) -> list:
-        """Step every listed component in order; one failing does not stop the others."""
-        frames_out: list = []
+    def _step_batch(self, batch: lc.StepBatch, frames_in: list, frames_out: list) -> bytes:
+        """Step every listed component in order; one failing does not stop the others.
+        Returns the encoded StepBatchResult."""
+        parts: list[bytes] = []
+        names, hosts = self._instance_fields, self.hosts
         for item in batch.steps:
-            entry = out.results.add(instance=item.instance)
+            instance = item.instance
             host = None
             try:
-                host = self._host_for(item.instance)
-                self._step(host, item.step, frames_in, entry.result, frames_out)
+                host = hosts.get(instance) or self._host_for(instance)
+                result = self._step(host, item.step, frames_in, frames_out)
+                name = names.get(instance) or string_field(K_ITEM, instance)
+                entry = b"".join((name, K_ITEM_BODY, varint(len(result)), result))
             except ComponentError as exc:
                 if not isinstance(exc, LifecycleError):
                     log.error("%s", exc, exc_info=exc.__cause__ is not None)
-                entry.ClearField("result")
-                entry.error.CopyFrom(error_to_wire(exc, host.name if host else item.instance))
-        return frames_out
+                error = error_to_wire(exc, host.name if host else instance)
+                entry = wire.serialize(lc.InstanceStepResult(instance=instance, error=error))
+            parts += (K_ITEM, varint(len(entry)), entry)
+        return b"".join(parts)
 
     def _reject(self, prefix: list[bytes], request_id: int, exc: ComponentError) -> None:
         self.rejected += 1

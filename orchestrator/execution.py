@@ -28,9 +28,13 @@ A connection may add a delay d: a message visible at V reaches the input at V + 
 An ordinary input holds the latest message delivered (sample and hold); a queued
 input receives every message delivered since its previous step, in order.
 
-Every produced message is handed to the observer (recorder and digest) at the
-moment it is produced, with log time = the instant it becomes visible. That order
-is fixed by (T, component order, port order), hence deterministic.
+Every produced message is handed to the observer (recorder and digest) in the
+order it is produced, with log time = the instant it becomes visible. That order
+is fixed by (T, component order, port order), hence deterministic. Under Jacobi
+with components in other processes the hand-over of an instant's messages waits
+until the next instant's steps have been sent, so hashing and recording overlap
+with the components' work (the order is the same; the rest is written out when
+``run`` returns or raises).
 """
 
 from __future__ import annotations
@@ -91,6 +95,9 @@ class _Slot:
     routes: dict[str, list[tuple[_Input, int]]] = field(default_factory=dict)
     channels: dict[str, int] = field(default_factory=dict)
     types: dict[str, str] = field(default_factory=dict)
+    # output port -> (observer channel, type name, routes): one lookup per message
+    outs: dict[str, tuple[int, str, list[tuple[_Input, int]]]] = field(default_factory=dict)
+    remote: bool = False  # stepped by another process (sent first under Jacobi)
 
     t_now: int = 0
     t_next: int = 0
@@ -98,12 +105,17 @@ class _Slot:
     def __post_init__(self) -> None:
         self.t_now = self.schedule.instant(0)
         self.t_next = self.schedule.instant(1)
+        self.remote = self.adapter.placement != "inproc"
+        # Schedule.instant's integer formula with its constants taken out of the
+        # Fraction once (advance() runs for every step).
+        p, q = self.schedule.rate_hz.numerator, self.schedule.rate_hz.denominator
+        self._num, self._p, self._den = 2 * 1_000_000_000 * q, p, 2 * p
 
     def advance(self) -> None:
         """Move to the next instant of the schedule (computed once, kept)."""
-        self.k += 1
+        self.k = k = self.k + 1
         self.t_now = self.t_next
-        self.t_next = self.schedule.instant(self.k + 1)
+        self.t_next = self.schedule.offset_ns + ((k + 1) * self._num + self._p) // self._den
 
 
 class Execution:
@@ -130,6 +142,15 @@ class Execution:
         self.messages = 0
         self.metrics: dict[str, Any] = {}
         self._remote = [s.adapter for s in self.slots if s.adapter.placement != "inproc"]
+        # Heartbeats go per connection: the members of a process group share one.
+        self._connections = list({id(c): c for c in (a.connection for a in self._remote)}.values())
+        self._plans: dict[tuple[int, ...], tuple[list, list]] = {}
+        # Where _publish hands messages: the observer, or (while stepping other
+        # processes under Jacobi) a list written out once the next instant's steps
+        # have been sent, so hashing and recording overlap with the components' work
+        # instead of delaying their next step. The order is the same.
+        self._write = observer.write
+        self._pending: list[tuple[int, int, bytes, Any]] = []
 
     # -- setup -------------------------------------------------------------------
 
@@ -149,7 +170,7 @@ class Execution:
             s.adapter.configure(msg)
         descriptions = {s.name: s.adapter.describe() for s in self.slots}
         self._wire(descriptions)
-        for a in self._remote:
+        for a in self._connections:
             a.idle = self._idle
         for s in self.slots:
             t0 = s.t_now
@@ -197,32 +218,59 @@ class Execution:
             src.routes[c.source_port].append((target, c.delay_ns))
         if problems:
             raise RigValidationError(problems)
+        for s in self.slots:
+            s.outs = {p: (s.channels[p], s.types[p], s.routes[p]) for p in s.routes}
 
     # -- stepping ------------------------------------------------------------------
 
     def _idle(self) -> None:
         """Run while waiting on a slow component: keep the others alive."""
         now = time.monotonic()
-        for a in self._remote:
+        for a in self._connections:
             a.keepalive(now)
 
+    def _defer(self, channel: int, log_time_ns: int, payload: bytes, attachment: Any) -> None:
+        self._pending.append((channel, log_time_ns, payload, attachment))
+
+    def _write_pending(self) -> None:
+        """Hand the deferred messages to the observer, in the order they were published."""
+        pending, self._pending = self._pending, []
+        write = self.observer.write
+        for args in pending:
+            write(*args)
+
     def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int) -> None:
-        observer = self.observer
+        write = self._write
+        outs = slot.outs
         for sample in samples:
-            channel = slot.channels.get(sample.port)
-            if channel is None or slot.types[sample.port] != sample.type_name:
+            out = outs.get(sample.port)
+            if out is None or out[1] != sample.type_name:
+                self.messages += samples.index(sample)
                 slot.adapter.failed = True
-                what = (f"undeclared output '{sample.port}'" if channel is None else
-                        f"output '{sample.port}' as {sample.type_name}, declared "
-                        f"{slot.types[sample.port]}")
+                what = (f"undeclared output '{sample.port}'" if out is None else
+                        f"output '{sample.port}' as {sample.type_name}, declared {out[1]}")
                 raise SimulationError(
                     f"produced a message on {what}",
                     component=slot.name, fix="send only the declared ports and types",
                 )
-            observer.write(channel, visible_ns, sample.payload, sample.attachment)
-            self.messages += 1
-            for target, delay in slot.routes[sample.port]:
+            write(out[0], visible_ns, sample.payload, sample.attachment)
+            for target, delay in out[2]:
                 target.queue.append((visible_ns + delay, sample))
+        self.messages += len(samples)
+
+    def _plan(self, due: list[_Slot]) -> tuple[list, list]:
+        """How to step a set of due components under Jacobi (cached per set): the
+        remote ones in order, each with whether to flush its connection after it
+        (after the last due member of a process group, so a group's batch leaves
+        while the next group's is still being built), then the in-process ones."""
+        key = tuple([s.index for s in due])
+        plan = self._plans.get(key)
+        if plan is None:
+            remote = [s for s in due if s.remote]
+            last = {id(s.adapter.connection): s for s in remote}
+            sends = [(s, last[id(s.adapter.connection)] is s) for s in remote]
+            plan = self._plans[key] = (sends, [s for s in due if not s.remote])
+        return plan
 
     @staticmethod
     def _gather(slot: _Slot, t_ns: int) -> dict[str, Any]:
@@ -247,58 +295,71 @@ class Execution:
         heap = [(s.t_now, self._rank[s.name], s.index) for s in self.slots]
         heapq.heapify(heap)
         jacobi = self.rig.run.algorithm == "jacobi"
+        if jacobi and self._remote:
+            self._write = self._defer
+        try:
+            self._loop(until, heap, jacobi, progress)
+        finally:
+            self._write = self.observer.write
+            self._write_pending()
+        self.time_ns = until
+
+    def _loop(self, until: int, heap: list, jacobi: bool,
+              progress: Callable[[int], None] | None) -> None:
         slots = self.slots
         has_remote = bool(self._remote)
+        connections = self._connections
+        gather, publish, rank = self._gather, self._publish, self._rank
+        heappop, heappush = heapq.heappop, heapq.heappush
         last_progress = time.monotonic()
         while heap and heap[0][0] < until:
             t = heap[0][0]
             due = []
             while heap and heap[0][0] == t:
-                due.append(slots[heapq.heappop(heap)[2]])
+                due.append(slots[heappop(heap)[2]])
             self.time_ns = t
             if self.pace is not None:
                 self.pace(t)
             if jacobi:
-                # Put remote components to work first, compute in-process ones
-                # meanwhile, then collect; publish in rig order.
+                # Put remote components to work first (a process group's batch is
+                # sent as soon as its last due member is in it), compute in-process
+                # ones meanwhile, then collect; publish in rig order.
+                sends, local = self._plans.get(tuple([s.index for s in due])) or self._plan(due)
+                for s, flush in sends:
+                    s.adapter.start_step(t, s.t_next - t, gather(s, t))
+                    if flush:
+                        s.adapter.flush()
+                if self._pending:
+                    self._write_pending()  # the previous instant's, while they work
                 results = {}
-                for s in due:
-                    if s.adapter.placement != "inproc":
-                        s.adapter.start_step(t, s.t_next - t, self._gather(s, t))
-                for s in due:
-                    if s.adapter.placement != "inproc":
-                        s.adapter.flush()  # a process group sends its batch once
-                for s in due:
-                    if s.adapter.placement == "inproc":
-                        s.adapter.start_step(t, s.t_next - t, self._gather(s, t))
-                        results[s.index] = s.adapter.finish_step()
+                for s in local:
+                    s.adapter.start_step(t, s.t_next - t, gather(s, t))
+                    results[s.index] = s.adapter.finish_step()
                 # Collect and publish in rig order (heap order == rank == index for
                 # Jacobi). Publishing one component's outputs while others are still
                 # working changes nothing: they were all given their inputs already.
                 for s in due:
-                    if s.adapter.placement != "inproc":
-                        results[s.index] = s.adapter.finish_step()
-                    self._publish(s, results[s.index], s.t_next)
+                    publish(s, s.adapter.finish_step() if s.remote else results[s.index],
+                            s.t_next)
             else:
                 for s in due:  # heap order == Gauss-Seidel rank
                     dt = s.t_next - t
-                    s.adapter.start_step(t, dt, self._gather(s, t))
+                    s.adapter.start_step(t, dt, gather(s, t))
                     s.adapter.flush()
-                    self._publish(s, s.adapter.finish_step(), t)
+                    publish(s, s.adapter.finish_step(), t)
             for s in due:
                 s.advance()
                 s.steps += 1
-                heapq.heappush(heap, (s.t_now, self._rank[s.name], s.index))
+                heappush(heap, (s.t_now, rank[s.name], s.index))
             self.ticks += 1
             if has_remote or progress is not None:
                 now = time.monotonic()
                 if has_remote:
-                    for a in self._remote:
+                    for a in connections:
                         a.keepalive(now)
                 if progress is not None and now - last_progress > 0.2:
                     last_progress = now
                     progress(t)
-        self.time_ns = until
 
     # -- shutdown ------------------------------------------------------------------
 

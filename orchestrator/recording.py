@@ -126,8 +126,24 @@ class Digest:
         """Hash one message (in the order the messages were published)."""
         prefix = self._prefix.get(topic)
         if prefix is None:
-            name = topic.encode("utf-8")
-            prefix = self._prefix[topic] = struct.pack("<I", len(name)) + name
+            prefix = self._prefix[topic] = self.topic_prefix(topic)
+        self.update_prefixed(prefix, log_time_ns, payload, attachment)
+
+    @staticmethod
+    def topic_prefix(topic: str) -> bytes:
+        """The start of every record of ``topic``: its length and UTF-8 bytes."""
+        name = topic.encode("utf-8")
+        return struct.pack("<I", len(name)) + name
+
+    def update_prefixed(
+        self,
+        prefix: bytes,
+        log_time_ns: int,
+        payload: bytes,
+        attachment: bytes | memoryview | None = None,
+    ) -> None:
+        """:meth:`update` with the topic given as its :meth:`topic_prefix` (the
+        execution's hot path keeps it per channel)."""
         h = self._hash
         if attachment is None:
             h.update(b"".join((prefix, struct.pack("<qI", log_time_ns, len(payload)), payload,

@@ -56,19 +56,19 @@ class RunObserver:
     def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = ()) -> None:
         self.recorder = recorder
         self.digest = Digest()
-        self._topics: list[tuple[str, int]] = []
+        self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
         # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
         self._exclude = {"/" + ref.replace(".", "/", 1) for ref in exclude}
 
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
         recorded = self.recorder is not None and topic not in self._exclude
         channel = self.recorder.add_topic(topic, type_name, extra_schemas) if recorded else -1
-        self._topics.append((topic, channel))
+        self._topics.append((Digest.topic_prefix(topic), channel))
         return len(self._topics) - 1
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
-        topic, channel = self._topics[index]
-        self.digest.update(topic, log_time_ns, payload, attachment)
+        prefix, channel = self._topics[index]
+        self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
         if channel >= 0:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
 

@@ -96,6 +96,12 @@ class Adapter:
     def finish_step(self) -> list[Sample]:
         raise NotImplementedError
 
+    @property
+    def connection(self) -> "Adapter":
+        """What carries this component's messages: the adapter itself, or the shared
+        connection of its process group. Heartbeats and idle work go per connection."""
+        return self
+
     def keepalive(self, now: float) -> None:
         """Send a heartbeat if the component has been idle too long (remote only)."""
 

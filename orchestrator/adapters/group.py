@@ -33,6 +33,7 @@ from moonpool.components.errors import (
     error_from_wire,
 )
 from moonpool.components.host import metrics_from_json
+from moonpool.components.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -47,12 +48,18 @@ class ProcessGroup:
         self.conn = conn
         conn.fail_on_error = False
         self.members = members
-        self._batch: lc.StepBatch | None = None
+        # The batch being built, encoded by hand (components/wire.py): the fields of
+        # its InstanceSteps, and its members in order.
+        self._batch: list[bytes] | None = None
+        self._order: list[str] = []
         self._frames: list[Any] = []
         self._timeout_s = 0.0
-        self._results: dict[str, lc.InstanceStepResult] | None = None
-        self._result_frames: list = []
+        # The batch's result: per member, its samples or its Error (unpacked in one
+        # go when the reply arrives), and the batch's round trip, ns.
+        self._results: dict[str, list[Sample] | lc.Error] | None = None
+        self._elapsed_ns = 0
         self._open = set(members)
+        self._instance_field = {m: string_field(K_ITEM, m) for m in members}
         self.t_sent = 0
 
     @property
@@ -63,40 +70,60 @@ class ProcessGroup:
     def queue(self, member: str, t_ns: int, dt_ns: int, inputs: dict[str, Any],
               timeout_s: float) -> None:
         if self._batch is None:
-            self._batch = lc.StepBatch()
+            self._batch = []
+            self._order = []
             self._frames = []
             self._results = None
             self._timeout_s = 0.0
-        item = self._batch.steps.add(instance=member)
-        item.step.time_ns = t_ns
-        item.step.step_ns = dt_ns
-        for port, value in inputs.items():
-            for s in value if isinstance(value, list) else (value,):
-                pv = item.step.inputs.add(port=port, type=s.type_name, payload=s.payload)
-                if s.attachment is not None:
-                    self._frames.append(s.attachment)
-                    pv.attachment = len(self._frames)
-        self._timeout_s = max(self._timeout_s, timeout_s)
+        step = self.conn.encoder.step(t_ns, dt_ns, inputs, self._frames)
+        instance = self._instance_field.get(member) or string_field(K_ITEM, member)
+        item = b"".join((instance, K_ITEM_BODY, varint(len(step)), step))
+        self._order.append(member)
+        self._batch += (K_ITEM, varint(len(item)), item)
+        if timeout_s > self._timeout_s:
+            self._timeout_s = timeout_s
 
     def flush(self) -> None:
         if self._batch is None:
             return
-        batch, self._batch = self._batch, None
-        self.conn.send_request("step_batch", batch, self._timeout_s, frames=self._frames)
+        batch, self._batch = b"".join(self._batch), None
+        self.conn.send_encoded("step_batch", K_STEP_BATCH, batch, self._timeout_s, self._frames)
         self.t_sent = time.perf_counter_ns()
 
-    def result(self, member: str) -> tuple[lc.InstanceStepResult, list]:
+    def result(self, member: str) -> tuple[list[Sample] | lc.Error, int]:
+        """What ``member``'s step in the batch gave (its samples, or its Error) and the
+        batch's round trip, ns."""
         if self._batch is not None:  # Gauss-Seidel, or a caller that did not flush
             self.flush()
         if self._results is None:
             reply, frames = self.conn.wait_reply()
-            self._results = {r.instance: r for r in reply.step_batch_result.results}
-            self._result_frames = frames
-        entry = self._results.pop(member, None)
-        if entry is None:
+            self._elapsed_ns = time.perf_counter_ns() - self.t_sent
+            self._results = self._unpack(reply.step_batch_result.results, frames)
+        got = self._results.pop(member, None)
+        if got is None:
             raise ProtocolError(f"the batch result has no entry for '{member}'",
                                 component=member, fix="this is a bug in the group's server")
-        return entry, self._result_frames
+        return got, self._elapsed_ns
+
+    def _unpack(self, results: Any, frames: list) -> dict[str, list[Sample] | lc.Error]:
+        """Every entry of a batch result at once (one loop, not a call chain per member).
+        Entries come one per step, in batch order (docs/protocol.md §6a)."""
+        if len(results) != len(self._order):
+            raise ProtocolError(f"the batch result has {len(results)} entries for "
+                                f"{len(self._order)} steps",
+                                fix="this is a bug in the group's server")
+        unpacked: dict[str, list[Sample] | lc.Error] = {}
+        samples = self.conn._samples
+        for member, entry in zip(self._order, results):
+            if entry.instance != member:
+                raise ProtocolError(f"the batch result names '{entry.instance}' where "
+                                    f"'{member}' was stepped",
+                                    fix="this is a bug in the group's server")
+            if entry.WhichOneof("body") == "error":
+                unpacked[member] = entry.error
+            else:
+                unpacked[member] = samples(entry.result.outputs, frames)
+        return unpacked
 
     def release(self, member: str) -> None:
         self._open.discard(member)
@@ -116,6 +143,10 @@ class GroupMember(Adapter):
         self.step_timeout_s = step_timeout_ns * 1e-9
         self._failed = False
         self.error_reply = False
+
+    @property
+    def connection(self) -> ProcessAdapter:
+        return self.conn
 
     @property
     def failed(self) -> bool:  # the child hung or died: every member failed
@@ -168,15 +199,15 @@ class GroupMember(Adapter):
 
     def finish_step(self) -> list[Sample]:
         try:
-            entry, frames = self.group.result(self.name)
+            got, elapsed_ns = self.group.result(self.name)
         except MoonpoolError as exc:
             raise self._relabel(exc)
-        self.times.add(time.perf_counter_ns() - self.group.t_sent)
-        if entry.WhichOneof("body") == "error":
+        self.times.add(elapsed_ns)  # a member's step time: its batch's round trip
+        if type(got) is not list:  # the member answered with an Error
             self._failed = True
             self.error_reply = True
-            raise error_from_wire(entry.error, self.name)
-        return self.conn._samples(entry.result.outputs, frames)
+            raise error_from_wire(got, self.name)
+        return got
 
     def keepalive(self, now: float) -> None:
         self.conn.keepalive(now)

@@ -19,6 +19,7 @@ from typing import Any
 import zmq
 
 from moonpool.components import wire
+from moonpool.components.wire import K_INPUT, K_STEP, K_STEP_NS, K_TIME, port_value, varint
 from moonpool.components.errors import (
     ConnectionLost,
     ProtocolError,
@@ -42,6 +43,40 @@ _EXPECTED = {
     "heartbeat": "heartbeat",
     "step_batch": "step_batch_result",
 }
+
+
+class StepEncoder:
+    """Encodes the Step messages of one connection by hand (see "hot-path encoding"
+    in components/wire.py): the constant part of each input's PortValue is kept per
+    port, and the encoded time and step size are reused while they repeat (every
+    member of a process group is stepped at the same instant)."""
+
+    def __init__(self) -> None:
+        self._prefixes: dict[str, tuple[str, bytes]] = {}  # port -> (type, encoded port+type)
+        self._t = self._dt = None
+        self._t_field = self._dt_field = b""
+
+    def step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any], frames: list) -> bytes:
+        """An encoded Step; attachments are appended to ``frames`` (numbered from 1)."""
+        if t_ns != self._t:
+            self._t, self._t_field = t_ns, (K_TIME + varint(t_ns)) if t_ns else b""
+        if dt_ns != self._dt:
+            self._dt, self._dt_field = dt_ns, (K_STEP_NS + varint(dt_ns)) if dt_ns else b""
+        parts = [self._t_field, self._dt_field]
+        prefixes = self._prefixes
+        for port, value in inputs.items():
+            for s in value if isinstance(value, list) else (value,):
+                known = prefixes.get(port)
+                if known is None or known[0] != s.type_name:
+                    known = prefixes[port] = (s.type_name,
+                                              wire.port_value_prefix(port, s.type_name))
+                if s.attachment is None:
+                    pv = port_value(known[1], s.payload)
+                else:
+                    frames.append(s.attachment)
+                    pv = port_value(known[1], s.payload, len(frames))
+                parts += (K_INPUT, varint(len(pv)), pv)
+        return b"".join(parts)
 
 
 class RemoteAdapter(Adapter):
@@ -92,6 +127,7 @@ class RemoteAdapter(Adapter):
         self.error_reply = False
         self.fail_on_error = True
         self._rcvtimeo = -1
+        self.encoder = StepEncoder()
 
     # -- supervision hooks (ProcessAdapter overrides) ----------------------------
 
@@ -122,22 +158,26 @@ class RemoteAdapter(Adapter):
         self._in_flight = (rid, body, now, now + timeout_s)
         return self._wait()
 
-    def send_request(self, body: str, payload: Any, timeout_s: float, *, instance: str = "",
-                     frames: list | tuple = ()) -> None:
-        """Send a request (with raw attachment frames) without waiting; ``wait_reply`` collects."""
-        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id,
-                         instance=instance)
-        getattr(req, body).CopyFrom(payload)
+    def send_encoded(self, body: str, key: bytes, data: bytes, timeout_s: float,
+                     frames: list) -> None:
+        """Send a request whose body is already encoded (``key``: the body's field key
+        in Request), with raw attachment frames, without waiting; ``wait_reply``
+        collects the answer."""
+        rid = self._next_id
         self._next_id += 1
+        envelope = b"".join((wire.request_head(rid), key, varint(len(data)), data))
         try:
-            self.sock.send_multipart([wire.serialize(req), *frames], copy=not frames)
+            if frames:  # zero-copy: attachments are large (images)
+                self.sock.send_multipart([envelope, *frames], copy=False)
+            else:
+                self.sock.send(envelope)
         except zmq.ZMQError as exc:
             raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
         now = time.monotonic()
-        self._in_flight = (req.request_id, body, now, now + timeout_s)
+        self._in_flight = (rid, body, now, now + timeout_s)
 
     def wait_reply(self) -> tuple[lc.Reply, list]:
-        """The reply to the request in flight (see ``send_request``)."""
+        """The reply to the request in flight (see ``send_encoded``)."""
         return self._wait()
 
     def _wait(self) -> tuple[lc.Reply, list]:
@@ -241,24 +281,9 @@ class RemoteAdapter(Adapter):
         return self._samples(reply.initialized.outputs, frames)
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
-        req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id)
-        self._next_id += 1
-        step = req.step
-        step.time_ns = t_ns
-        step.step_ns = dt_ns
         frames: list[Any] = []
-        for port, value in inputs.items():
-            for s in value if isinstance(value, list) else (value,):
-                pv = step.inputs.add(port=port, type=s.type_name, payload=s.payload)
-                if s.attachment is not None:
-                    frames.append(s.attachment)
-                    pv.attachment = len(frames)
-        now = time.monotonic()
-        try:
-            self.sock.send_multipart([wire.serialize(req), *frames], copy=not frames)
-        except zmq.ZMQError as exc:
-            raise ConnectionLost(f"cannot send step: {exc}", component=self.name) from exc
-        self._in_flight = (req.request_id, "step", now, now + self.step_timeout_s)
+        step = self.encoder.step(t_ns, dt_ns, inputs, frames)
+        self.send_encoded("step", K_STEP, step, self.step_timeout_s, frames)
         self._t_sent = time.perf_counter_ns()
 
     def finish_step(self) -> list[Sample]:

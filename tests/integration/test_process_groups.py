@@ -47,6 +47,22 @@ def test_groups_give_the_same_digest_as_in_process(tmp_path, algorithm):
                                                                 "group-loop.log"]
 
 
+def test_a_group_split_by_an_in_process_component_gives_the_same_digest(tmp_path):
+    """Jacobi sends a group's batch once its last due member is queued: here the
+    group's members (vehicle at 100 Hz, pid at 50 Hz) are not neighbours, an
+    in-process component sits between them, and only the vehicle is due at every
+    other instant."""
+    algo = ["--set", "run.algorithm=jacobi", "--set", "run.order=[]"]
+    inproc, _ = _run(tmp_path, "inproc", *algo, "--mode", "inproc")
+    split, _ = _run(tmp_path, "split", *algo,
+                    "--set", "components.vehicle.run=process",
+                    "--set", "components.vehicle.group=g",
+                    "--set", "components.pid.run=process", "--set", "components.pid.group=g")
+    assert split["digest"] == inproc["digest"]
+    assert [split["components"][c]["placement"] for c in ("vehicle", "sensor", "pid")] == [
+        "process", "inproc", "process"]
+
+
 RIG = """
 [run]
 until = "60s"
