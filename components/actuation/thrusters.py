@@ -183,6 +183,32 @@ def mean_thrust(w0: Any, w_sp: Any, h: float, tau: Any, c_f: Any, c_r: Any
     return np.where(lag, mean_lag, steady), w1
 
 
+def command_speeds(m: ThrusterModel, cmd: vehicle_pb2.ThrusterCommand, component: str) -> tuple[np.ndarray, bool]:
+    """Speed set-points (rad/s) for a ThrusterCommand, and whether a force was beyond limits.
+
+    A command carries one force per thruster (inverted through the curves) or one speed
+    per thruster (clamped to the speed limits); anything else is a PortError naming
+    ``component``. Shared by the thruster model and the MCU bridge.
+    """
+    if len(cmd.force_n) == m.n:
+        values, kind = np.asarray(cmd.force_n, dtype=float), "force_n"
+    elif len(cmd.speed_radps) == m.n and len(cmd.force_n) == 0:
+        values, kind = np.asarray(cmd.speed_radps, dtype=float), "speed_radps"
+    else:
+        raise PortError(
+            f"command has {len(cmd.force_n)} force_n and {len(cmd.speed_radps)} speed_radps "
+            f"values; this vehicle has {m.n} thrusters ({', '.join(m.names)})",
+            component=component,
+            fix="send one force (or speed) per thruster, in the profile's order",
+        )
+    if not np.all(np.isfinite(values)):
+        raise PortError(f"command {kind} contains a non-finite value: {values.tolist()}",
+                        component=component, fix="check the allocator or controller upstream")
+    if kind == "force_n":
+        return m.speed_for_force(values), bool(np.any((values > m.f_max) | (values < m.f_min)))
+    return m.clamp_speed(values), False
+
+
 class Thrusters(Component):
     """Thrusters of a vehicle profile: directional quadratic curves T = c±·ω|ω|, speed
     limits, first-order rotor lag; body wrench (exact mean over the step) and
@@ -234,25 +260,9 @@ class Thrusters(Component):
         return self._outputs(start_time_ns, start_time_ns, np.zeros(self.model.n))
 
     def _setpoint(self, cmd: vehicle_pb2.ThrusterCommand) -> np.ndarray:
-        m = self.model
-        if len(cmd.force_n) == m.n:
-            values, kind = np.asarray(cmd.force_n, dtype=float), "force_n"
-        elif len(cmd.speed_radps) == m.n and len(cmd.force_n) == 0:
-            values, kind = np.asarray(cmd.speed_radps, dtype=float), "speed_radps"
-        else:
-            raise PortError(
-                f"command has {len(cmd.force_n)} force_n and {len(cmd.speed_radps)} speed_radps "
-                f"values; this vehicle has {m.n} thrusters ({', '.join(m.names)})",
-                component=self.name,
-                fix="send one force (or speed) per thruster, in the profile's order",
-            )
-        if not np.all(np.isfinite(values)):
-            raise PortError(f"command {kind} contains a non-finite value: {values.tolist()}",
-                            component=self.name, fix="check the allocator or controller upstream")
-        if kind == "force_n":
-            self.limited_steps += bool(np.any((values > m.f_max) | (values < m.f_min)))
-            return m.speed_for_force(values)
-        return m.clamp_speed(values)
+        speeds, limited = command_speeds(self.model, cmd, self.name)
+        self.limited_steps += limited
+        return speeds
 
     def step(self, t_ns: int, dt_ns: int, inputs: Any) -> dict[str, Any]:
         cmd = inputs.get("command")

@@ -43,7 +43,7 @@ import serial
 from moonpool.v1 import common_pb2, vehicle_pb2
 
 from ..actuation.geometry import thrusters_from_profile
-from ..actuation.thrusters import DEFAULT_MAX_SPEED_RADPS, ThrusterModel
+from ..actuation.thrusters import DEFAULT_MAX_SPEED_RADPS, ThrusterModel, command_speeds
 from ..component import Component, Port, param
 from ..errors import MoonpoolError, ParameterError, PortError, StepFailed
 from .serial_protocol import (
@@ -540,25 +540,9 @@ class McuBridge(Component):
         link.close()
 
     def _setpoints(self, cmd: vehicle_pb2.ThrusterCommand) -> np.ndarray:
-        m = self.model
-        if len(cmd.force_n) == m.n:
-            values, kind = np.asarray(cmd.force_n, dtype=float), "force_n"
-        elif len(cmd.speed_radps) == m.n and len(cmd.force_n) == 0:
-            values, kind = np.asarray(cmd.speed_radps, dtype=float), "speed_radps"
-        else:
-            raise PortError(
-                f"command has {len(cmd.force_n)} force_n and {len(cmd.speed_radps)} speed_radps "
-                f"values; this vehicle has {m.n} thrusters ({', '.join(m.names)})",
-                component=self.name,
-                fix="send one force (or speed) per thruster, in the profile's order",
-            )
-        if not np.all(np.isfinite(values)):
-            raise PortError(f"command {kind} contains a non-finite value: {values.tolist()}",
-                            component=self.name, fix="check the allocator or controller upstream")
-        if kind == "force_n":
-            self.limited += bool(np.any((values > m.f_max) | (values < m.f_min)))
-            return m.speed_for_force(values)
-        return m.clamp_speed(values)
+        speeds, limited = command_speeds(self.model, cmd, self.name)
+        self.limited += limited
+        return speeds
 
     def _outputs(self, t_ns: int, got: Received) -> dict[str, Any]:
         tel = got.telemetry
