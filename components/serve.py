@@ -231,6 +231,7 @@ class Server:
         host = None
         try:
             if body == "step_batch":
+                reply.step_batch_result.SetInParent()  # a reply has a body, even for no steps
                 attachments = self._step_batch(req.step_batch, rest[1:], reply.step_batch_result)
             else:
                 host = self._host_for(req.instance)
@@ -244,7 +245,10 @@ class Server:
                     reply.description.CopyFrom(host.describe())
                 elif body == "configure":
                     # Before configure can fail: a failed session must still time out.
-                    self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                    # Only a Configure the state allows counts: an out-of-order one is
+                    # refused below and changes nothing (found by fuzzing).
+                    if host.state == lc.COMPONENT_STATE_CREATED:
+                        self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
