@@ -70,6 +70,13 @@ class ComponentConfig:
     """Longest describe/configure/initialize/terminate may take (imports, model loading)."""
     base_dir: Path = Path(".")
     """Folder relative ``file.py`` entries and files in parameters are taken from."""
+    server_key: Path | None = None
+    """Remote only: the component server's public CURVE key file (``NAME.key``); with
+    ``client_key``, the connection is encrypted and both ends authenticated."""
+    client_key: Path | None = None
+    """Remote only: this orchestrator's secret CURVE key file (``NAME.key_secret``)."""
+    insecure: bool = False
+    """Remote only: connect without keys although the endpoint leaves the loopback."""
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from moonpool.components.errors import (
     SimulationError,
 )
 from moonpool.components.loading import load_entry
+from moonpool.components.security import ClientSecurity, leaves_loopback
 
 from . import summary as summary_mod
 from .adapters.base import Adapter
@@ -123,7 +124,9 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                     log_path=(log_dir / f"{c.name}.log") if log_dir else None, **common,
                 )
             else:
-                adapters[c.name] = RemoteAdapter(c.name, c.endpoint, **common)
+                security = (ClientSecurity.from_files(c.server_key, c.client_key)
+                            if c.server_key and c.client_key else None)
+                adapters[c.name] = RemoteAdapter(c.name, c.endpoint, security=security, **common)
     except BaseException:
         for a in adapters.values():
             a.close()
@@ -131,6 +134,12 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
             g.conn.close()
         raise
     return adapters
+
+
+def insecure_components(rig: Rig) -> list[str]:
+    """Remote components reached without keys over a network (``insecure = true``)."""
+    return [c.name for c in rig.components
+            if c.placement == "remote" and not c.server_key and leaves_loopback(c.endpoint)]
 
 
 def _on_sigterm(signum: int, frame: Any) -> None:
@@ -155,6 +164,12 @@ def run_rig(
         )
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
     observer = RunObserver(recorder, rig.run.record_exclude)
+    insecure = insecure_components(rig)
+    for name in insecure:
+        log.warning("INSECURE: component '%s' at %s is reached WITHOUT authentication or "
+                    "encryption (insecure = true): anyone on that network can read the stream "
+                    "and drive it; use server_key/client_key (docs/distributed.md)",
+                    name, rig.component(name).endpoint)
     sock_dir = Path(tempfile.mkdtemp(prefix="moonpool-"))
     old_term = old_int = None
     try:
@@ -178,6 +193,9 @@ def run_rig(
                     recorder.add_metadata(f"component/{c.name}", {
                         "entry": c.entry or "", "placement": c.placement,
                         "endpoint": c.endpoint, "period_ns": str(c.schedule.nominal_period_ns),
+                        **({"security": "curve" if c.server_key else
+                            "insecure" if c.name in insecure else "local"}
+                           if c.placement == "remote" else {}),
                     })
             execution.setup()
             loop0 = time.perf_counter()
@@ -242,6 +260,8 @@ def run_rig(
         "recording": recording_path.name if recorder is not None else None,
         "plots": [],
     }
+    if insecure:
+        summary["insecure"] = insecure
     if recorder is not None and rig.run.plots:
         try:
             from .plots import make_plots
