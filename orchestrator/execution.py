@@ -307,13 +307,26 @@ class Execution:
 
     def shutdown(self, ok: bool) -> list[str]:
         """Terminate (healthy components, when ``ok`` or to salvage metrics) and close all.
-        Returns the problems met on the way (they do not raise)."""
+        Returns the problems met on the way (they do not raise).
+
+        After a failure (``ok`` false) the components of ``run.safe_stop`` are terminated
+        first, in that order (the safe-stop actions: an MCU bridge zeroes the thrust),
+        and every healthy component's Terminate waits at most its step timeout (at
+        least 1 s): the run ends promptly even when more of its peers are cut off."""
         problems = []
-        for s in self.slots:
+        slots = self.slots
+        first = [] if ok else [self.by_name[n] for n in self.rig.run.safe_stop]
+        if first:
+            slots = first + [s for s in slots if s.name not in self.rig.run.safe_stop]
+        for s in slots:
             a = s.adapter
             if not a.failed:
+                timeout_s = None
+                if not ok:
+                    cfg = self.rig.component(s.name)
+                    timeout_s = min(cfg.setup_timeout_ns, max(cfg.step_timeout_ns, 10**9)) * 1e-9
                 try:
-                    metrics = a.terminate()
+                    metrics = a.terminate(timeout_s)
                     if metrics:
                         self.metrics[s.name] = metrics
                 except MoonpoolError as exc:

@@ -134,6 +134,9 @@ class RunConfig:
     messages are still delivered and hashed into the digest, only not written."""
     plots: bool = True
     """Draw PNG plots after the run."""
+    safe_stop: tuple[str, ...] = ()
+    """Components terminated first, in this order, when the run fails (e.g. the MCU
+    bridge, whose terminate zeroes the thrust), before every other component."""
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,7 @@ RUN_KEYS = (
     "record",
     "record_exclude",
     "plots",
+    "safe_stop",
 )
 COMPONENT_KEYS = (
     "entry",
@@ -675,6 +676,7 @@ def _run_config(
     record = _bool(report, "run.record", table.get("record", d.record))
     exclude = _record_exclude(report, table.get("record_exclude", []), names)
     plots = _bool(report, "run.plots", table.get("plots", d.plots))
+    safe_stop = _safe_stop(report, table.get("safe_stop", []), names)
     return RunConfig(
         until_ns=until_ns or 0,
         seed=d.seed if seed is None else seed,
@@ -685,7 +687,26 @@ def _run_config(
         record=d.record if record is None else record,
         record_exclude=exclude,
         plots=d.plots if plots is None else plots,
+        safe_stop=safe_stop,
     )
+
+
+def _safe_stop(report: _Report, value: Any, names: Sequence[str]) -> tuple[str, ...]:
+    """run.safe_stop: components terminated first (in this order) when a run fails."""
+    key = "run.safe_stop"
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        report.add(key, f'expected a list of component names, got {value!r}; '
+                   'e.g. safe_stop = ["mcu"]')
+        return ()
+    out: list[str] = []
+    for i, name in enumerate(value):
+        if name not in names:
+            report.add(f"{key}[{i}]", f"no component named '{name}'{_did_you_mean(name, names)}")
+        elif name in out:
+            report.add(f"{key}[{i}]", f"lists '{name}' twice; name each component once")
+        else:
+            out.append(name)
+    return tuple(out)
 
 
 def _record_exclude(report: _Report, value: Any, names: Sequence[str]) -> tuple[str, ...]:

@@ -1,4 +1,4 @@
-"""The rig's CURVE settings: server_key, client_key, insecure."""
+"""The rig's CURVE settings (server_key, client_key, insecure) and run.safe_stop."""
 
 from __future__ import annotations
 
@@ -69,3 +69,19 @@ def test_rig_security_keys(tmp_path):
     assert "holds only a public key" in p["components.cam.client_key"]
     assert "expected true or false" in p["components.cam.insecure"]
 
+
+def test_rig_safe_stop(tmp_path):
+    def problems(value: str) -> dict[str, str]:
+        path = tmp_path / "rig.toml"
+        path.write_text(f"[run]\nuntil = 1\nsafe_stop = {value}\n"
+                        '[components.mcu]\nentry = "x:Y"\nrate_hz = 1\n')
+        try:
+            assert load_rig(path).run.safe_stop == ("mcu",)
+        except RigValidationError as exc:
+            return {p.key: p.message for p in exc.problems}
+        return {}
+
+    assert problems('["mcu"]') == {}
+    assert "no component named 'mcx' (did you mean 'mcu'?)" in problems('["mcx"]')["run.safe_stop[0]"]
+    assert "twice" in problems('["mcu", "mcu"]')["run.safe_stop[1]"]
+    assert "expected a list" in problems('"mcu"')["run.safe_stop"]

@@ -112,6 +112,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         peer_timeout = "5s"
         record = false
         plots = false
+        safe_stop = ["a"]
 
         [components.a]
         entry = "rigfile_components.py:Source"
@@ -151,6 +152,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
     assert (a.step_timeout_ns, a.setup_timeout_ns) == (100_000_000, 60 * 10**9)
     assert a.parameters == {"weights": [1, 2.5, 3], "nested": {"k": [1, 2]}}  # as parsed
     assert (b.placement, b.endpoint, b.entry) == ("remote", "tcp://10.0.0.2:5555", "")
+    assert b.insecure is True and b.server_key is None and rig.run.safe_stop == ("a",)
     assert b.schedule.rate_hz == Fraction(1)
     assert rig.connections[0].delay_ns == 250_000
     (plot,) = rig.plots
