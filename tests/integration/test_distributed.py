@@ -17,7 +17,6 @@ import json
 import sys
 import time
 import tomllib
-from pathlib import Path
 
 import pytest
 
