@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Tick overhead of a chain over TCP (+ CURVE) across network namespaces vs ipc on one host.
 
-    sudo .venv/bin/python benchmarks/tcp_overhead.py [--ticks 5000] [--chains 1,4]
+    sudo .venv/bin/python benchmarks/tcp_overhead.py [--ticks 5000] [--chains 1,4] [--repeat 3]
 
 The chain of benchmarks/chain.py (a counter, then relays) at a 1 ms period, Jacobi,
 every component stepped at every tick, recording off. Placements:
@@ -17,8 +17,10 @@ every component stepped at every tick, recording off. Placements:
 The orchestrator runs in a child process (in namespace a where it applies) that
 records the wall-clock time at which the first component's output is published at
 each tick (the observer is wrapped for that): the differences are the tick times,
-setup excluded. Printed: p50 / p99 / mean µs per tick, and p50 / p99 of the first
-component's step round trip (summary.json). All placements must give the same digest.
+setup excluded. Printed, over --repeat runs of each placement taken in turn (the
+machine's load drifts): the median and range of the p50 and p99 µs per tick, and of
+the p50 of the first component's step round trip (summary.json). All placements must
+give the same digest.
 Namespaces need root; without it only ipc and tcp-lo rows are measured.
 """
 
@@ -143,6 +145,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ticks", type=int, default=5000)
     ap.add_argument("--chains", default="1,4", help="chain lengths, e.g. 1,2,4")
+    ap.add_argument("--repeat", type=int, default=3,
+                    help="runs per placement, interleaved (the machine's load drifts)")
     ap.add_argument("--worker", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
@@ -160,42 +164,51 @@ def main() -> int:
     client_keys = {"server": str(tmp / "server.key"), "client": str(tmp / "orchestrator.key_secret")}
     reason = netns.unavailable()
     print(f"# tcp_overhead: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, {args.ticks} ticks at 1 ms, Jacobi, recording off"
+          f"{platform.python_version()}, {args.ticks} ticks at 1 ms, Jacobi, recording off, "
+          f"{args.repeat} interleaved runs per row: median (min-max)"
           + (f"; namespaces skipped: {reason}" if reason else ""))
-    print(f"{'N':>2} {'placement':>12} {'p50 µs/tick':>12} {'p99':>8} {'mean':>8} "
-          f"{'c0 step p50':>12} {'p99':>8}  digest")
-    digests = set()
+    print(f"{'N':>2} {'placement':>12} {'p50 µs/tick':>18} {'p99 µs/tick':>20} "
+          f"{'c0 step p50 µs':>18}  digest")
+    digests: dict[int, set] = {}
 
-    def row(n: int, label: str, res: dict) -> None:
-        if "error" in res:
-            print(f"{n:>2} {label:>12}  failed: {res['error']}")
-            return
-        digests.add(res["digest"])
-        print(f"{n:>2} {label:>12} {res['p50']:>12.1f} {res['p99']:>8.1f} {res['mean']:>8.1f} "
-              f"{res['step_p50']:>12.1f} {res['step_p99']:>8.1f}  {res['digest'][:12]}", flush=True)
+    def fmt(values: list[float]) -> str:
+        values = sorted(values)
+        return f"{values[len(values) // 2]:.0f} ({values[0]:.0f}-{values[-1]:.0f})"
 
     for n in [int(x) for x in args.chains.split(",")]:
-        row(n, "ipc", _worker({"ticks": args.ticks, "endpoints": [""] * n}))
-        for label, keys in (("tcp-lo", None), ("tcp-lo+curve", server_keys)):
-            procs, eps = _serve([], n, "127.0.0.1", 7100, keys, tmp)
-            try:
-                row(n, label, _worker({"ticks": args.ticks, "endpoints": eps,
-                                       "keys": client_keys if keys else None}))
-            finally:
-                _stop(procs)
-        if reason:
-            continue
-        with netns.Hosts(["b"]) as hosts:
-            for label, keys in (("netns", None), ("netns+curve", server_keys)):
-                procs, eps = _serve(["ip", "netns", "exec", hosts.ns("b")], n, hosts.addr("b"),
-                                    7200, keys, tmp)
-                try:
-                    row(n, label, _worker({"ticks": args.ticks, "endpoints": eps,
-                                           "keys": client_keys if keys else None},
-                                          ["ip", "netns", "exec", hosts.ns("a")]))
-                finally:
-                    _stop(procs)
-    if len(digests) > len(args.chains.split(",")):
+        hosts = None if reason else netns.Hosts(["b"])
+        procs: list[subprocess.Popen] = []
+        rows: dict[str, tuple[dict, list[str]]] = {"ipc": ({"endpoints": [""] * n}, [])}
+        try:
+            for label, keys, port in (("tcp-lo", None, 7100), ("tcp-lo+curve", server_keys, 7150)):
+                p, eps = _serve([], n, "127.0.0.1", port, keys, tmp)
+                procs += p
+                rows[label] = ({"endpoints": eps, "keys": client_keys if keys else None}, [])
+            if hosts is not None:
+                for label, keys, port in (("netns", None, 7200), ("netns+curve", server_keys, 7250)):
+                    p, eps = _serve(["ip", "netns", "exec", hosts.ns("b")], n, hosts.addr("b"),
+                                    port, keys, tmp)
+                    procs += p
+                    rows[label] = ({"endpoints": eps, "keys": client_keys if keys else None},
+                                   ["ip", "netns", "exec", hosts.ns("a")])
+            results: dict[str, list[dict]] = {label: [] for label in rows}
+            for _ in range(args.repeat):
+                for label, (spec, prefix) in rows.items():
+                    res = _worker({"ticks": args.ticks, **spec}, prefix)
+                    if "error" in res:
+                        raise SystemExit(f"{label}, N={n}: {res['error']}")
+                    results[label].append(res)
+                    digests.setdefault(n, set()).add(res["digest"])
+            for label, runs in results.items():
+                print(f"{n:>2} {label:>12} {fmt([r['p50'] for r in runs]):>18} "
+                      f"{fmt([r['p99'] for r in runs]):>20} "
+                      f"{fmt([r['step_p50'] for r in runs]):>18}  {runs[0]['digest'][:12]}",
+                      flush=True)
+        finally:
+            _stop(procs)
+            if hosts is not None:
+                hosts.close()
+    if any(len(d) != 1 for d in digests.values()):
         print("WARNING: placements gave different digests")
     return 0
 
