@@ -24,7 +24,6 @@ from typing import Any
 import zmq
 
 from moonpool.components import wire
-from moonpool.components.security import ClientSecurity
 from moonpool.components.errors import (
     AuthenticationFailed,
     ConnectionLost,
@@ -32,6 +31,7 @@ from moonpool.components.errors import (
     StepTimeout,
     error_from_wire,
 )
+from moonpool.components.security import ClientSecurity
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -134,11 +134,10 @@ class LinkMonitor:
         )
 
     def note(self) -> str:
-        """A few words on the state of the link, for timeout messages."""
+        """A few words on the state of the link, for timeout messages (raises
+        AuthenticationFailed if that is what happened)."""
         try:
             self.check()
-        except AuthenticationFailed:
-            raise
         except zmq.ZMQError:
             return ""
         now = time.monotonic()
@@ -225,7 +224,7 @@ class RemoteAdapter(Adapter):
         if self.link is not None:
             try:
                 self.link.check()
-            except (AuthenticationFailed, ConnectionLost):
+            except AuthenticationFailed:
                 self.failed = True
                 raise
 
@@ -319,7 +318,7 @@ class RemoteAdapter(Adapter):
                 if reply.protocol_version != wire.PROTOCOL_VERSION:
                     self.failed = True
                     raise ProtocolError(
-                        f"the component {self._where()} answers in protocol version "
+                        f"the component at {self.endpoint} answers in protocol version "
                         f"{reply.protocol_version}; this orchestrator speaks "
                         f"{wire.PROTOCOL_VERSION}",
                         component=self.name,
