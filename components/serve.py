@@ -17,6 +17,11 @@ the session) and one hosted by ``moonpool serve`` on another machine (serves one
 orchestrator after another). Run it as::
 
     python -m moonpool.components.serve ENTRY --bind ipc:///tmp/x.sock [--once]
+
+With ``--key SERVER.key_secret --allow CLIENT.key...`` the socket is a CURVE server
+whose ZAP handler admits only the allowed orchestrators' keys (components/security.py,
+docs/distributed.md); a tcp:// endpoint that leaves the loopback is refused without
+keys unless ``--insecure``.
 """
 
 from __future__ import annotations

@@ -352,3 +352,22 @@ def test_a_remote_of_another_protocol_version_is_named(tmp_path):
     assert s["status"] == "failed" and s["failed_component"] == "far"
     assert "answers in protocol version 2; this orchestrator speaks 1" in s["error"], s["error"]
     assert took < 10
+
+
+def test_serve_insecure_on_the_network_warns_loudly(tmp_path):
+    log = tmp_path / "serve.log"
+    with open(log, "w") as f:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "moonpool.orchestrator.cli", "serve", "quickstart.pressure",
+             "--bind", "tcp://0.0.0.0:*", "--insecure"], cwd=ROOT, stdout=f, stderr=f)
+    try:
+        deadline = time.monotonic() + 30
+        while "serving" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    text = log.read_text()
+    assert "WARNING: INSECURE ENDPOINT tcp://0.0.0.0:*" in text
+    assert "NOT authenticated or encrypted" in text and "(no authentication)" in text
