@@ -197,6 +197,13 @@ def cmd_check(args) -> int:
         return EXIT_BAD_INPUT
     print(f"{args.rig}: ok ({len(rig.components)} components, {len(rig.connections)} connections, "
           f"until {rig.run.until_ns * 1e-9:g} s, {rig.run.algorithm})")
+    from moonpool.components.security import leaves_loopback
+
+    insecure = [c.name for c in rig.components if c.placement == "remote"
+                and not c.server_key and leaves_loopback(c.endpoint)]
+    if insecure:
+        print(f"WARNING: INSECURE: {', '.join(insecure)} reached over the network without "
+              "authentication or encryption (insecure = true)", file=sys.stderr)
     return EXIT_OK
 
 
