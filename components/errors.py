@@ -8,7 +8,8 @@ the SDK never imports the orchestrator (docs/architecture.md)::
     ├── RigError                   bad input found before anything runs (exit 2)
     │   ├── RigFileError           a rig file cannot be read or parsed as TOML
     │   ├── RigValidationError     one or more problems in a rig (lists them all)
-    │   └── EntryError             an ENTRY ("module:Class" or short name) cannot be loaded
+    │   ├── EntryError             an ENTRY ("module:Class" or short name) cannot be loaded
+    │   └── KeyFileError           a CURVE key file is missing, unreadable or not a key
     ├── ComponentError             raised by or about one component; .component names it
     │   ├── ParameterError         unknown, missing or ill-typed parameter
     │   ├── PortError              unknown port, wrong message type, undecodable payload
@@ -20,6 +21,7 @@ the SDK never imports the orchestrator (docs/architecture.md)::
         ├── ComponentCrashed       a component's process died
         ├── ConnectionLost         a remote component stopped answering heartbeats
         ├── DeadlineMissed         real-time mode: a tick overran (overrun policy "abort")
+        ├── AuthenticationFailed   a remote endpoint refused our key, or its key was not the expected one
         └── Interrupted            the user stopped the run (Ctrl-C, SIGTERM)
 
 Foreign exceptions (zmq, protobuf, tomllib, importlib) are translated where they
@@ -93,6 +95,11 @@ class RigValidationError(RigError):
 
 class EntryError(RigError):
     """An ENTRY that cannot be loaded (``module:Class``, a file, or a short name)."""
+
+
+class KeyFileError(RigError):
+    """A CURVE key file (``moonpool keys generate``) that is missing, unreadable, not a
+    ZeroMQ certificate, or lacks the secret key this side needs."""
 
 
 # ---------------------------------------------------------- component errors
@@ -190,6 +197,11 @@ class ConnectionLost(SimulationError):
 class DeadlineMissed(SimulationError):
     """Real-time mode with ``run.overrun = "abort"``: a tick started after its
     wall-clock deadline because the previous tick's work overran its slot."""
+
+
+class AuthenticationFailed(SimulationError):
+    """The CURVE handshake with a remote component failed: it refused our key, it is not
+    the server whose key the rig names, or one side uses CURVE and the other does not."""
 
 
 class Interrupted(SimulationError):

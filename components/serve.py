@@ -17,6 +17,11 @@ the session) and one hosted by ``moonpool serve`` on another machine (serves one
 orchestrator after another). Run it as::
 
     python -m moonpool.components.serve ENTRY --bind ipc:///tmp/x.sock [--once]
+
+With ``--key SERVER.key_secret --allow CLIENT.key...`` the socket is a CURVE server
+whose ZAP handler admits only the allowed orchestrators' keys (components/security.py,
+docs/distributed.md); a tcp:// endpoint that leaves the loopback is refused without
+keys unless ``--insecure``.
 """
 
 from __future__ import annotations
@@ -59,6 +64,7 @@ from .wire import (
     string_field,
     varint,
 )
+from .security import ServerSecurity, leaves_loopback
 
 log = logging.getLogger("moonpool.serve")
 
@@ -96,6 +102,7 @@ class Server:
         context: zmq.Context | None = None,
         socket_setup: Callable[[zmq.Socket], None] | None = None,
         base_dir: str | None = None,
+        security: ServerSecurity | None = None,
     ) -> None:
         if (factory is None) == (components is None):
             raise ValueError("give either one factory or a dict of named components")
@@ -106,12 +113,22 @@ class Server:
         self.endpoint = endpoint
         self.once = once
         self.ctx = context or zmq.Context.instance()
+        self.security = security
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
-        if socket_setup:
-            socket_setup(self.sock)
-        self.sock.bind(endpoint)
+        try:
+            if security is not None:
+                # Before bind: no connection may be accepted without CURVE and ZAP.
+                security.apply(self.sock)
+            if socket_setup:
+                socket_setup(self.sock)
+            self.sock.bind(endpoint)
+        except BaseException:
+            self.sock.close(0)
+            if security is not None:
+                security.close()
+            raise
         self.bound_endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.rejected = 0
         self._stopping = False
@@ -194,6 +211,8 @@ class Server:
         finally:
             self._terminate_all()
             self.sock.close(0)
+            if self.security is not None:
+                self.security.close()
         return 0
 
     def _handle(self, frames: list[bytes]) -> None:
@@ -267,7 +286,10 @@ class Server:
                     reply.description.CopyFrom(host.describe())
                 elif body == "configure":
                     # Before configure can fail: a failed session must still time out.
-                    self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                    # Only a Configure the state allows counts: an out-of-order one is
+                    # refused below and changes nothing (found by fuzzing).
+                    if host.state == lc.COMPONENT_STATE_CREATED:
+                        self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
@@ -363,12 +385,50 @@ class Server:
             pass
 
 
-def _leaves_loopback(endpoint: str) -> bool:
-    """True for a tcp:// endpoint bound to anything but a loopback address."""
-    if not endpoint.startswith("tcp://"):
-        return False
-    host = endpoint[len("tcp://"):].rsplit(":", 1)[0].strip("[]")
-    return host not in ("127.0.0.1", "localhost", "::1") and not host.startswith("127.")
+INSECURE_WARNING = """\
+WARNING: INSECURE ENDPOINT {endpoint}
+  It is reachable from other machines and is NOT authenticated or encrypted
+  (--insecure): anyone who can reach it can read the stream and drive this component.
+  Use --key SERVER.key_secret --allow ORCHESTRATOR.key instead (moonpool keys generate).
+"""
+
+
+def security_from_args(args: argparse.Namespace, endpoint: str) -> tuple[ServerSecurity | None, str]:
+    """The server's CURVE setup from --key/--allow/--insecure, or (None, error text)."""
+    if args.insecure and (args.key or args.allow):
+        return None, "--insecure contradicts --key/--allow; give either keys or --insecure"
+    if args.key and not args.allow:
+        return None, ("--key needs --allow: the public key file(s) of the orchestrators that "
+                      "may connect, or a folder of them (fix: --allow keys/orchestrator.key)")
+    if args.allow and not args.key:
+        return None, ("--allow needs --key, this server's secret key file "
+                      "(fix: moonpool keys generate NAME, then --key NAME.key_secret)")
+    if not args.key:
+        if leaves_loopback(endpoint) and not args.insecure:
+            return None, (f"{endpoint} is reachable from other machines and no keys are given: "
+                          "refusing to serve it unauthenticated (fix: --key SERVER.key_secret "
+                          "--allow ORCHESTRATOR.key, keys from `moonpool keys generate NAME`; "
+                          "or bind tcp://127.0.0.1:PORT; or --insecure on a trusted network)")
+        return None, ""
+    from .errors import KeyFileError
+
+    try:
+        return ServerSecurity.from_files(args.key, args.allow), ""
+    except KeyFileError as exc:
+        return None, str(exc)
+
+
+def add_security_arguments(parser: argparse.ArgumentParser) -> None:
+    """--key, --allow, --insecure (shared by `moonpool serve`)."""
+    parser.add_argument("--key", metavar="SERVER_SECRET_FILE",
+                        help="this server's secret key file (NAME.key_secret): CURVE "
+                        "encryption and authentication; needs --allow")
+    parser.add_argument("--allow", action="append", default=[], metavar="CLIENT_PUBLIC_FILE",
+                        help="public key file (NAME.key) of an orchestrator allowed to connect, "
+                        "or a folder of them (repeatable); every other key is refused")
+    parser.add_argument("--insecure", action="store_true",
+                        help="serve a non-loopback tcp endpoint without keys (trusted networks "
+                        "only; warns loudly)")
 
 
 def _die_with_parent() -> None:
@@ -399,6 +459,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
+    add_security_arguments(parser)
     args = parser.parse_args(argv)
     if bool(args.entry) == bool(args.component):
         parser.error("give either ENTRY or one or more --component NAME=ENTRY")
@@ -427,21 +488,24 @@ def main(argv: list[str] | None = None) -> int:
     except EntryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    security, problem = security_from_args(args, args.bind)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
     try:
         server = Server(cls, args.bind, components=components, once=args.once,
-                        base_dir=args.base_dir)
+                        base_dir=args.base_dir, security=security)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, lambda *_: server.stop())
     if args.once:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if _leaves_loopback(args.bind):
-        print(f"WARNING: {args.bind} is reachable from other machines and this endpoint is "
-              "NOT authenticated or encrypted (ZeroMQ CURVE is not implemented yet): anyone "
-              "who can reach it can drive this component. Bind to tcp://127.0.0.1:PORT or an "
-              "ipc:// path unless the network is trusted.", file=sys.stderr, flush=True)
-    print(f"serving {label} on {server.bound_endpoint}", file=sys.stderr, flush=True)
+    if security is None and leaves_loopback(args.bind):
+        print(INSECURE_WARNING.format(endpoint=args.bind), file=sys.stderr, flush=True)
+    how = (f"CURVE, {len(security.allow.allowed)} allowed client key(s)" if security
+           else "no authentication")
+    print(f"serving {label} on {server.bound_endpoint} ({how})", file=sys.stderr, flush=True)
     return server.serve_forever()
 
 

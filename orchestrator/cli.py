@@ -3,7 +3,8 @@
     moonpool run RIG [--until S] [--seed N] [--out DIR] [--set K=V]... [--mode inproc|process]
                      [--realtime [FACTOR]]
     moonpool check RIG [--set K=V]... [--mode inproc|process] [--realtime [FACTOR]]
-    moonpool serve ENTRY --bind ENDPOINT
+    moonpool serve ENTRY --bind ENDPOINT [--key SECRET --allow PUBLIC...] [--insecure]
+    moonpool keys generate NAME [--dir DIR] [--force]
     moonpool describe ENTRY | --list
     moonpool fmu build [--force]
     moonpool localize DATASET [--method refraction|pinhole|both] [--json OUT] [--csv PATH]
@@ -83,6 +84,19 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("entry", help="registered name, module:Class or file.py:Class")
     s.add_argument("--bind", required=True, metavar="ENDPOINT", help="e.g. tcp://*:5555")
     s.add_argument("--once", action="store_true", help="exit after one session")
+    s.add_argument("--base-dir", metavar="DIR",
+                   help="folder for relative file.py entries and file-path parameters "
+                   "(default: the current folder)")
+    from moonpool.components.serve import add_security_arguments
+
+    add_security_arguments(s)
+
+    k = sub.add_parser("keys", help="CURVE key pairs for components on other machines")
+    ksub = k.add_subparsers(dest="keys_command", required=True, parser_class=_Parser)
+    kg = ksub.add_parser("generate", help="write NAME.key (public) and NAME.key_secret (secret)")
+    kg.add_argument("name", help="e.g. camera-pc or orchestrator")
+    kg.add_argument("--dir", type=Path, default=Path("."), help="folder (default: here)")
+    kg.add_argument("--force", action="store_true", help="replace an existing pair")
 
     f = sub.add_parser("fmu", help="FMU tools")
     fsub = f.add_subparsers(dest="fmu_command", required=True, parser_class=_Parser)
@@ -246,6 +260,13 @@ def cmd_check(args) -> int:
     pace = f", real time x{float(rig.run.realtime):g}" if rig.run.realtime is not None else ""
     print(f"{args.rig}: ok ({len(rig.components)} components, {len(rig.connections)} connections, "
           f"until {rig.run.until_ns * 1e-9:g} s, {rig.run.algorithm}{pace})")
+    from moonpool.components.security import leaves_loopback
+
+    insecure = [c.name for c in rig.components if c.placement == "remote"
+                and not c.server_key and leaves_loopback(c.endpoint)]
+    if insecure:
+        print(f"WARNING: INSECURE: {', '.join(insecure)} reached over the network without "
+              "authentication or encryption (insecure = true)", file=sys.stderr)
     return EXIT_OK
 
 
@@ -255,7 +276,29 @@ def cmd_serve(args) -> int:
     argv = [args.entry, "--bind", args.bind, "--log-level", args.log_level]
     if args.once:
         argv.append("--once")
+    if args.base_dir:
+        argv += ["--base-dir", args.base_dir]
+    if args.key:
+        argv += ["--key", args.key]
+    for allowed in args.allow:
+        argv += ["--allow", allowed]
+    if args.insecure:
+        argv.append("--insecure")
     return serve.main(argv)
+
+
+def cmd_keys(args) -> int:
+    from moonpool.components.errors import KeyFileError
+    from moonpool.components.security import generate_keys, read_public_key
+
+    try:
+        public, secret = generate_keys(args.name, args.dir, force=args.force)
+    except KeyFileError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(f"wrote {public} (public key {read_public_key(public).decode()}: give it to the "
+          f"other side)\nwrote {secret} (secret, mode 0600: keep it on this machine)")
+    return EXIT_OK
 
 
 def cmd_describe(args) -> int:
@@ -437,7 +480,7 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
                "fmu": cmd_fmu, "localize": cmd_localize, "dataset": cmd_dataset,
-               "calibrate": cmd_calibrate}
+               "calibrate": cmd_calibrate, "keys": cmd_keys}
     return handler[args.command](args)
 
 

@@ -191,23 +191,31 @@ class Execution:
                     f"/{s.name}/{p.name}", p.type, d.extra_schemas
                 )
         connected: set[int] = set()
+
+        def who(name: str) -> str:  # a remote component: where, and what answered there
+            a = self.by_name[name].adapter
+            if a.placement != "remote":
+                return f"'{name}'"
+            return f"'{name}' (served at {a.endpoint} as {descriptions[name].kind or '?'})"
+
         for i, c in enumerate(self.rig.connections):
             key = f"connections[{i}]"
             src, dst = self.by_name[c.source], self.by_name[c.target]
             outs = {p.name: p for p in descriptions[c.source].outputs}
             ins = {p.name: p for p in descriptions[c.target].inputs}
             if c.source_port not in outs:
-                problems.append(Problem(file, key + ".from", f"'{c.source}' has no output "
+                problems.append(Problem(file, key + ".from", f"{who(c.source)} has no output "
                                         f"'{c.source_port}' (outputs: {sorted(outs)})"))
                 continue
             if c.target_port not in ins:
-                problems.append(Problem(file, key + ".to", f"'{c.target}' has no input "
+                problems.append(Problem(file, key + ".to", f"{who(c.target)} has no input "
                                         f"'{c.target_port}' (inputs: {sorted(ins)})"))
                 continue
             if outs[c.source_port].type != ins[c.target_port].type:
                 problems.append(Problem(
-                    file, key, f"{c}: output type {outs[c.source_port].type} does not match "
-                    f"input type {ins[c.target_port].type}"))
+                    file, key, f"{c}: output type {outs[c.source_port].type} of "
+                    f"{who(c.source)} does not match input type {ins[c.target_port].type} of "
+                    f"{who(c.target)}"))
                 continue
             target = dst.inputs[c.target_port]
             if id(target) in connected:
@@ -365,13 +373,26 @@ class Execution:
 
     def shutdown(self, ok: bool) -> list[str]:
         """Terminate (healthy components, when ``ok`` or to salvage metrics) and close all.
-        Returns the problems met on the way (they do not raise)."""
+        Returns the problems met on the way (they do not raise).
+
+        After a failure (``ok`` false) the components of ``run.safe_stop`` are terminated
+        first, in that order (the safe-stop actions: an MCU bridge zeroes the thrust),
+        and every healthy component's Terminate waits at most its step timeout (at
+        least 1 s): the run ends promptly even when more of its peers are cut off."""
         problems = []
-        for s in self.slots:
+        slots = self.slots
+        first = [] if ok else [self.by_name[n] for n in self.rig.run.safe_stop]
+        if first:
+            slots = first + [s for s in slots if s.name not in self.rig.run.safe_stop]
+        for s in slots:
             a = s.adapter
             if not a.failed:
+                timeout_s = None
+                if not ok:
+                    cfg = self.rig.component(s.name)
+                    timeout_s = min(cfg.setup_timeout_ns, max(cfg.step_timeout_ns, 10**9)) * 1e-9
                 try:
-                    metrics = a.terminate()
+                    metrics = a.terminate(timeout_s)
                     if metrics:
                         self.metrics[s.name] = metrics
                 except MoonpoolError as exc:

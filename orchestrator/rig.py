@@ -85,6 +85,13 @@ class ComponentConfig:
     def recorded_name(self) -> str:
         """The name whose topics a replay serves (``source`` or the name)."""
         return self.source or self.name
+    server_key: Path | None = None
+    """Remote only: the component server's public CURVE key file (``NAME.key``); with
+    ``client_key``, the connection is encrypted and both ends authenticated."""
+    client_key: Path | None = None
+    """Remote only: this orchestrator's secret CURVE key file (``NAME.key_secret``)."""
+    insecure: bool = False
+    """Remote only: connect without keys although the endpoint leaves the loopback."""
 
 
 @dataclass(frozen=True)
@@ -150,6 +157,9 @@ class RunConfig:
     realtime_priority: int = 0
     """Real-time mode: 0 steps at normal priority; 1-99 as a SCHED_FIFO thread of that
     priority (Linux; needs the right to)."""
+    safe_stop: tuple[str, ...] = ()
+    """Components terminated first, in this order, when the run fails (e.g. the MCU
+    bridge, whose terminate zeroes the thrust), before every other component."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from google.protobuf.descriptor import Descriptor, FieldDescriptor
 from moonpool.components.component import Component, Port
 from moonpool.components.errors import (
     EntryError,
+    KeyFileError,
     ParameterError,
     PortError,
     Problem,
@@ -44,6 +45,7 @@ from moonpool.components.errors import (
     RigValidationError,
 )
 from moonpool.components.loading import load_entry
+from moonpool.components.security import leaves_loopback, read_key_pair, read_public_key
 from moonpool.components.wire import coerce_parameter
 
 from .rig import (
@@ -75,6 +77,7 @@ RUN_KEYS = (
     "realtime",
     "overrun",
     "realtime_priority",
+    "safe_stop",
 )
 COMPONENT_KEYS = (
     "entry",
@@ -90,6 +93,9 @@ COMPONENT_KEYS = (
     "profile",
     "recording",
     "source",
+    "server_key",
+    "client_key",
+    "insecure",
 )
 CONNECTION_KEYS = ("from", "to", "delay")
 PLOT_KEYS = ("title", "series", "ylabel")
@@ -698,6 +704,7 @@ def _run_config(
             f"{_a(priority)} {priority!r}",
         )
         priority = d.realtime_priority
+    safe_stop = _safe_stop(report, table.get("safe_stop", []), names)
     return RunConfig(
         until_ns=until_ns or 0,
         seed=d.seed if seed is None else seed,
@@ -711,7 +718,26 @@ def _run_config(
         realtime=realtime,
         overrun=overrun or d.overrun,  # type: ignore[arg-type]
         realtime_priority=priority,
+        safe_stop=safe_stop,
     )
+
+
+def _safe_stop(report: _Report, value: Any, names: Sequence[str]) -> tuple[str, ...]:
+    """run.safe_stop: components terminated first (in this order) when a run fails."""
+    key = "run.safe_stop"
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        report.add(key, f'expected a list of component names, got {value!r}; '
+                   'e.g. safe_stop = ["mcu"]')
+        return ()
+    out: list[str] = []
+    for i, name in enumerate(value):
+        if name not in names:
+            report.add(f"{key}[{i}]", f"no component named '{name}'{_did_you_mean(name, names)}")
+        elif name in out:
+            report.add(f"{key}[{i}]", f"lists '{name}' twice; name each component once")
+        else:
+            out.append(name)
+    return tuple(out)
 
 
 def _record_exclude(report: _Report, value: Any, names: Sequence[str]) -> tuple[str, ...]:
@@ -888,6 +914,9 @@ def _component(
         )
         parameters = {}
     group = _group(report, key, spec, placement)
+    server_key, client_key, insecure = (
+        _security(report, key, spec, placement, endpoint, base_dir) if mode is None
+        else (None, None, False))  # --mode runs every component here: no connection to secure
     if "profile" in spec:
         parameters = _profile(report, f"{key}.profile", spec["profile"], base_dir, parameters)
     if mode is not None and placement != "replay":  # a replay stays one under --mode
@@ -912,6 +941,9 @@ def _component(
         base_dir=base_dir,
         recording=replay.path,
         source=replay.source if replay.source != name else "",
+        server_key=server_key,
+        client_key=client_key,
+        insecure=insecure,
     )
 
 
@@ -1001,6 +1033,68 @@ def _replay(
     out.readable = True
     out.schedule = recorded.schedule
     return out
+
+
+def _security(
+    report: _Report, key: str, spec: Mapping[str, Any], placement: str, endpoint: str,
+    base_dir: Path,
+) -> tuple[Path | None, Path | None, bool]:
+    """server_key, client_key (paths of readable CURVE key files) and insecure.
+
+    A remote tcp:// endpoint that leaves the loopback needs both keys, or an explicit
+    ``insecure = true`` (docs/distributed.md)."""
+    given = [k for k in ("server_key", "client_key", "insecure") if k in spec]
+    if placement != "remote":
+        for k in given:
+            report.add(f"{key}.{k}", f'is only used with run = "remote" (this component runs '
+                       f'"{placement}"); remove it or set run = "remote"')
+        return None, None, False
+    insecure = False
+    if "insecure" in spec:
+        insecure = bool(_bool(report, f"{key}.insecure", spec["insecure"]))
+    paths: dict[str, Path | None] = {"server_key": None, "client_key": None}
+    examples = {"server_key": '"keys/camera-pc.key" (the public key of the server)',
+                "client_key": '"keys/orchestrator.key_secret" (this side\'s secret key)'}
+    for k in paths:
+        if k not in spec:
+            continue
+        value = spec[k]
+        if not isinstance(value, str) or not value.strip():
+            report.add(f"{key}.{k}", f"expected the path of a key file, e.g. {examples[k]}, "
+                       f"got {_a(value)} {value!r}")
+            continue
+        path = Path(value).expanduser()
+        if not path.is_absolute():
+            path = base_dir / path
+        try:
+            if k == "server_key":
+                read_public_key(path)
+            else:
+                read_key_pair(path)
+        except KeyFileError as exc:
+            report.add(f"{key}.{k}", str(exc).replace(str(path), value))
+            continue
+        paths[k] = path
+    has_keys = "server_key" in spec or "client_key" in spec
+    if has_keys:
+        for k in paths:
+            if k not in spec:
+                other = "client_key" if k == "server_key" else "server_key"
+                report.add(f"{key}.{k}", f"missing: {other} is given, and CURVE needs both, "
+                           f"e.g. {k} = {examples[k]}")
+        if insecure:
+            report.add(f"{key}.insecure", "contradicts server_key/client_key; remove insecure "
+                       "(the keys make the connection secure) or the keys")
+    elif endpoint and leaves_loopback(endpoint) and not insecure:
+        report.add(
+            f"{key}.endpoint",
+            f"{endpoint} leaves this machine and the rig gives no keys: the connection would "
+            "be neither authenticated nor encrypted; add server_key = "
+            f"{examples['server_key']} and client_key = {examples['client_key']} "
+            "(`moonpool keys generate NAME`, docs/distributed.md), or insecure = true on a "
+            "trusted network",
+        )
+    return paths["server_key"], paths["client_key"], insecure
 
 
 def _group(report: _Report, key: str, spec: Mapping[str, Any], placement: str) -> str:

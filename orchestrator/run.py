@@ -34,6 +34,7 @@ from moonpool.components.errors import (
     SimulationError,
 )
 from moonpool.components.loading import load_entry
+from moonpool.components.security import ClientSecurity, leaves_loopback
 
 from . import summary as summary_mod
 from .adapters.base import Adapter
@@ -132,7 +133,9 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                     log_path=(log_dir / f"{c.name}.log") if log_dir else None, **common,
                 )
             else:
-                adapters[c.name] = RemoteAdapter(c.name, c.endpoint, **common)
+                security = (ClientSecurity.from_files(c.server_key, c.client_key)
+                            if c.server_key and c.client_key else None)
+                adapters[c.name] = RemoteAdapter(c.name, c.endpoint, security=security, **common)
     except BaseException:
         for a in adapters.values():
             a.close()
@@ -170,6 +173,12 @@ def make_pacer(rig: Rig, adapters: dict[str, Adapter]) -> Pacer | None:
                  priority=rig.run.realtime_priority)
 
 
+def insecure_components(rig: Rig) -> list[str]:
+    """Remote components reached without keys over a network (``insecure = true``)."""
+    return [c.name for c in rig.components
+            if c.placement == "remote" and not c.server_key and leaves_loopback(c.endpoint)]
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted("stopped by SIGTERM", fix="")
 
@@ -192,6 +201,12 @@ def run_rig(
         )
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
     observer = RunObserver(recorder, rig.run.record_exclude)
+    insecure = insecure_components(rig)
+    for name in insecure:
+        log.warning("INSECURE: component '%s' at %s is reached WITHOUT authentication or "
+                    "encryption (insecure = true): anyone on that network can read the stream "
+                    "and drive it; use server_key/client_key (docs/distributed.md)",
+                    name, rig.component(name).endpoint)
     sock_dir = Path(tempfile.mkdtemp(prefix="moonpool-"))
     old_term = old_int = None
     try:
@@ -220,6 +235,9 @@ def run_rig(
                         "not_recorded": ",".join(
                             ref.partition(".")[2] for ref in rig.run.record_exclude
                             if ref.partition(".")[0] == c.name),
+                        **({"security": "curve" if c.server_key else
+                            "insecure" if c.name in insecure else "local"}
+                           if c.placement == "remote" else {}),
                     })
             execution.setup()
             if recorder is not None:  # the first N recorded messages are Initialize outputs
@@ -290,6 +308,8 @@ def run_rig(
         "recording": recording_path.name if recorder is not None else None,
         "plots": [],
     }
+    if insecure:
+        summary["insecure"] = insecure
     if recorder is not None and rig.run.plots:
         try:
             from .plots import make_plots

@@ -168,6 +168,9 @@ def format_table(summary: Mapping[str, Any]) -> str:
         lines += ["", "metrics:"]
         lines += [f"  {name} = {value}" for name, value in metrics]
 
+    if summary.get("insecure"):
+        lines += ["", "INSECURE: no authentication or encryption for "
+                  + ", ".join(summary["insecure"]) + " (insecure = true in the rig)"]
     if status != "ok" or summary.get("error"):
         lines += ["", f"error: {summary.get('error') or 'unknown error'}"]
     return "\n".join(lines)

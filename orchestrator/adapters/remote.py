@@ -5,6 +5,11 @@ can notice a dead child process (``supervise``), run the execution's idle work
 (heartbeats to other components) and drop what does not belong: malformed frames
 (counted in ``rejected`` and logged) and replies to earlier, timed-out requests.
 
+A ``remote`` adapter also watches its connection (a ZeroMQ socket monitor, read only
+while waiting, never on the hot path): a failed CURVE handshake ends the run at once
+with ``AuthenticationFailed`` saying which side's key is wrong, and a timeout says
+whether a connection was ever made (docs/distributed.md).
+
 Foreign zmq / protobuf exceptions are translated here into the moonpool tree.
 """
 
@@ -21,11 +26,13 @@ import zmq
 from moonpool.components import wire
 from moonpool.components.wire import K_INPUT, K_STEP, K_STEP_NS, K_TIME, port_value, varint
 from moonpool.components.errors import (
+    AuthenticationFailed,
     ConnectionLost,
     ProtocolError,
     StepTimeout,
     error_from_wire,
 )
+from moonpool.components.security import ClientSecurity
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -79,6 +86,115 @@ class StepEncoder:
         return b"".join(parts)
 
 
+class LinkMonitor:
+    """What a DEALER's socket monitor says about its connection to one endpoint.
+
+    ``check()`` drains the events and raises ``AuthenticationFailed`` on a failed
+    handshake (libzmq gives up on a refused key, and retries forever against a wrong
+    server key: without this a run would only see a timeout); ``note()`` describes the
+    link for a timeout message."""
+
+    _EVENTS = (zmq.EVENT_CONNECTED | zmq.EVENT_CONNECT_RETRIED | zmq.EVENT_DISCONNECTED
+               | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
+               | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
+
+    def __init__(self, sock: zmq.Socket, endpoint: str, *, secure: bool, name: str) -> None:
+        self.endpoint = endpoint
+        self.secure = secure
+        self.name = name
+        self.sock = sock
+        addr = f"inproc://moonpool-monitor-{os.getpid()}-{os.urandom(6).hex()}"
+        sock.monitor(addr, self._EVENTS)
+        self.pipe = sock.context.socket(zmq.PAIR)
+        self.pipe.setsockopt(zmq.LINGER, 0)
+        self.pipe.connect(addr)
+        self.retries = 0
+        self.handshakes = 0
+        self.connected_at: float | None = None
+        self.disconnected_at: float | None = None
+
+    def check(self) -> None:
+        from zmq.utils.monitor import parse_monitor_message
+
+        while self.pipe.poll(0):
+            event = parse_monitor_message(self.pipe.recv_multipart())
+            kind, value = event["event"], event["value"]
+            now = time.monotonic()
+            if kind == zmq.EVENT_CONNECT_RETRIED:
+                self.retries += 1
+            elif kind == zmq.EVENT_CONNECTED:
+                self.connected_at, self.disconnected_at = now, None
+            elif kind == zmq.EVENT_DISCONNECTED:
+                self.disconnected_at = now
+            elif kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.handshakes += 1
+            else:
+                self._fail(kind, value)
+
+    def _fail(self, kind: int, value: int) -> None:
+        where = self.endpoint
+        if kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
+            raise AuthenticationFailed(
+                f"the server at {where} refused this orchestrator's key (ZAP status {value})",
+                component=self.name,
+                fix="start the server with --allow naming the public half of client_key "
+                "(e.g. --allow keys/orchestrator.key), or give the rig the client_key it allows",
+            )
+        mismatch = kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and value == getattr(
+            zmq, "PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH", 0x11000002)
+        if self.secure and mismatch:
+            raise AuthenticationFailed(
+                f"the server at {where} does not use CURVE, but the rig gives keys",
+                component=self.name,
+                fix="start it with --key SERVER.key_secret --allow ORCHESTRATOR.key "
+                "(or remove server_key/client_key and set insecure = true on a trusted "
+                "network)",
+            )
+        if self.secure:
+            raise AuthenticationFailed(
+                f"the CURVE handshake with {where} failed: the server there does not hold the "
+                "secret key of server_key (or it does not use CURVE at all)",
+                component=self.name,
+                fix="server_key must be the public key file (NAME.key) of the key pair the "
+                "server was started with (--key NAME.key_secret)",
+            )
+        # Without keys, a server that requires CURVE refuses the handshake (mechanism
+        # mismatch, or it closes the connection when its ZAP domain rejects NULL).
+        raise AuthenticationFailed(
+            f"the server at {where} refused the handshake: it requires CURVE keys and the rig "
+            "gives none" + ("" if mismatch else f" (or it is no ZeroMQ peer; event {kind})"),
+            component=self.name,
+            fix="add server_key (the server's public key file) and client_key (this "
+            "orchestrator's secret key file, allowed by the server) to the component",
+        )
+
+    def note(self) -> str:
+        """A few words on the state of the link, for timeout messages (raises
+        AuthenticationFailed if that is what happened)."""
+        try:
+            self.check()
+        except zmq.ZMQError:
+            return ""
+        now = time.monotonic()
+        if self.connected_at is None:
+            return (f"no connection could be made ({self.retries} attempts): is `moonpool "
+                    "serve` running there, and the port open?") if self.retries else \
+                "no connection made yet"
+        if self.disconnected_at is not None:
+            return f"the connection dropped {now - self.disconnected_at:.1f} s ago"
+        if self.secure and not self.handshakes:
+            return "connected, but the CURVE handshake did not complete"
+        return ("connected" + (" (CURVE)" if self.secure else "") + "; the component hangs, is "
+                "too slow, or the network path is cut")
+
+    def close(self) -> None:
+        try:
+            self.sock.disable_monitor()
+        except zmq.ZMQError:
+            pass
+        self.pipe.close(0)
+
+
 class RemoteAdapter(Adapter):
     placement = "remote"
 
@@ -93,6 +209,7 @@ class RemoteAdapter(Adapter):
         peer_timeout_ns: int = 10_000_000_000,
         context: zmq.Context | None = None,
         socket_setup: Callable[[zmq.Socket], None] | None = None,
+        security: ClientSecurity | None = None,
     ) -> None:
         super().__init__(name)
         self.endpoint = endpoint
@@ -106,11 +223,18 @@ class RemoteAdapter(Adapter):
         # A stable identity: after a TCP reconnect the component still knows us
         # as the peer its session is bound to (a fresh one would get BUSY).
         self.sock.setsockopt(zmq.ROUTING_ID, b"moonpool-" + os.urandom(8))
+        if security is not None:
+            security.apply(self.sock)  # CURVE client: before connect
         if socket_setup:
             socket_setup(self.sock)
+        self.link: LinkMonitor | None = None
+        if self.placement == "remote":  # (process children are ours, on an ipc path)
+            self.link = LinkMonitor(self.sock, endpoint, secure=security is not None, name=name)
         try:
             self.sock.connect(endpoint)
         except zmq.ZMQError as exc:
+            if self.link is not None:
+                self.link.close()
             self.sock.close(0)
             raise ConnectionLost(
                 f"cannot connect to {endpoint}: {exc}",
@@ -132,10 +256,23 @@ class RemoteAdapter(Adapter):
     # -- supervision hooks (ProcessAdapter overrides) ----------------------------
 
     def supervise(self) -> None:
-        """Raise if the component is known to be dead (remote: nothing to check)."""
+        """Raise if the component is known to be unreachable (remote: a failed handshake)."""
+        if self.link is not None:
+            try:
+                self.link.check()
+            except AuthenticationFailed:
+                self.failed = True
+                raise
 
     def _where(self) -> str:
-        return f"at {self.endpoint}"
+        if self.link is None:
+            return f"at {self.endpoint}"
+        try:
+            note = self.link.note()
+        except AuthenticationFailed:
+            self.failed = True
+            raise
+        return f"at {self.endpoint}; {note}" if note else f"at {self.endpoint}"
 
     # -- calls -------------------------------------------------------------------
 
@@ -218,6 +355,15 @@ class RemoteAdapter(Adapter):
                 reply = self._accept(frames)
                 if reply is None or reply.request_id != rid:
                     continue
+                if reply.protocol_version != wire.PROTOCOL_VERSION:
+                    self.failed = True
+                    raise ProtocolError(
+                        f"the component at {self.endpoint} answers in protocol version "
+                        f"{reply.protocol_version}; this orchestrator speaks "
+                        f"{wire.PROTOCOL_VERSION}",
+                        component=self.name,
+                        fix="run the same moonpool protocol version on both sides",
+                    )
                 kind = reply.WhichOneof("body")
                 if kind == "error":
                     # A process group's connection is not failed by one member's error.
@@ -333,4 +479,6 @@ class RemoteAdapter(Adapter):
     def close(self) -> None:
         if not self.closed:
             self.closed = True
+            if self.link is not None:
+                self.link.close()
             self.sock.close(0)

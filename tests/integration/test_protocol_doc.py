@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 import zmq
 from google.protobuf.message import DecodeError
+from zmq.utils import z85
 
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, signals_pb2, vehicle_pb2
 
@@ -48,6 +49,17 @@ class _Refuse(Exception):
         self.code, self.message, self.fix = code, message, fix
 
 
+def read_certificate(path: str) -> tuple[bytes, bytes | None]:
+    """(public, secret or None), Z85, from a ZeroMQ certificate file (§1a)."""
+    keys: dict[str, bytes] = {}
+    for line in Path(path).read_text().splitlines():
+        line = line.strip()
+        for name in ("public-key", "secret-key"):
+            if line.startswith(name) and "=" in line:
+                keys[name] = line.split("=", 1)[1].strip().strip('"').encode()
+    return keys["public-key"], keys.get("secret-key")
+
+
 class RawDoubler:
     """A ROUTER loop serving one "doubler": input ``in`` and output ``out``
     (moonpool.v1.Signals), parameter ``gain`` (double, default 2.0); out = gain * in.
@@ -55,11 +67,28 @@ class RawDoubler:
 
     KIND = "raw:Doubler"
 
-    def __init__(self, endpoint: str = "tcp://127.0.0.1:*") -> None:
+    def __init__(self, endpoint: str = "tcp://127.0.0.1:*", curve: tuple[str, list[str]] | None = None
+                 ) -> None:
+        """``curve``: (its secret key file, the public key files it admits), §1a."""
         self.ctx = zmq.Context()
+        self.zap: zmq.Socket | None = None
+        self.admitted: set[bytes] = set()
+        self.zap_refused = 0
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        if curve is not None:
+            secret_file, admitted_files = curve
+            # 1. The ZAP handler first, in the same context, at the fixed address.
+            self.zap = self.ctx.socket(zmq.REP)
+            self.zap.setsockopt(zmq.LINGER, 0)
+            self.zap.bind("inproc://zeromq.zap.01")
+            self.admitted = {z85.decode(read_certificate(f)[0]) for f in admitted_files}
+            # 2. The ROUTER a CURVE server that fails closed.
+            self.sock.setsockopt(zmq.CURVE_SERVER, 1)
+            self.sock.setsockopt(zmq.CURVE_SECRETKEY, read_certificate(secret_file)[1])
+            self.sock.setsockopt(zmq.ZAP_DOMAIN, b"moonpool")
+            self.sock.setsockopt(zmq.ZAP_ENFORCE_DOMAIN, 1)
         self.sock.bind(endpoint)
         self.endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
         self.rejected = 0
@@ -91,10 +120,17 @@ class RawDoubler:
     def serve(self) -> None:
         poller = zmq.Poller()
         poller.register(self.sock, zmq.POLLIN)
+        if self.zap is not None:
+            poller.register(self.zap, zmq.POLLIN)
         try:
             while not self._stop.is_set():
-                if poller.poll(50):
+                ready = dict(poller.poll(50))
+                if self.zap is not None and self.zap in ready:
+                    self._authenticate(self.zap.recv_multipart())
+                if self.sock in ready:
                     self._handle(self.sock.recv_multipart())
+                elif ready:
+                    continue
                 elif (
                     self.peer is not None
                     and self.peer_timeout_s > 0
@@ -104,7 +140,19 @@ class RawDoubler:
                     self._end_session()
         finally:
             self.sock.close(0)
+            if self.zap is not None:
+                self.zap.close(0)
             self.ctx.term()
+
+    def _authenticate(self, request: list[bytes]) -> None:
+        """One ZAP request (§1a): admit exactly the listed client keys."""
+        version, request_id, _domain, _address, _identity, mechanism, *creds = request
+        ok = (version == b"1.0" and mechanism == b"CURVE" and len(creds) == 1
+              and creds[0] in self.admitted)
+        if not ok:
+            self.zap_refused += 1
+        self.zap.send_multipart([b"1.0", request_id, b"200" if ok else b"400",
+                                 b"OK" if ok else b"Unknown key", b"", b""])
 
     # -- one request (§2, §3) --------------------------------------------------------
 
@@ -394,6 +442,40 @@ def test_raw_component_in_a_rig(tmp_path, raw, algorithm):
     twin = _run(tmp_path, "twin", algorithm, TWIN)
     assert twin.summary["digest"] == s["digest"]
     assert twin.summary["metrics"]["raw"] == {"outputs": 50}
+
+
+def test_raw_component_with_curve(tmp_path):
+    """§1a alone: the raw component's CURVE server and ZAP handler admit the orchestrator
+    whose key it was given (same stream as without CURVE) and refuse another one."""
+    from moonpool.components.security import generate_keys
+
+    for name in ("raw", "orchestrator", "intruder"):
+        generate_keys(name, tmp_path / "keys")
+    k = tmp_path / "keys"
+    server = RawDoubler(curve=(str(k / "raw.key_secret"), [str(k / "orchestrator.key")]))
+    thread = threading.Thread(target=server.serve, name="raw-curve", daemon=True)
+    thread.start()
+    try:
+        remote = REMOTE.format(endpoint=server.endpoint)
+        keys = f'server_key = "{k}/raw.key"\nclient_key = "{k}/{{who}}.key_secret"'
+        secure = _run(tmp_path, "secure", "jacobi", remote + "\n" + keys.format(who="orchestrator"))
+        plain = _run(tmp_path, "twin", "jacobi", TWIN)
+        assert secure.summary["digest"] == plain.summary["digest"]
+        assert server.zap_refused == 0 and server.sessions_ended == 1
+
+        from moonpool.orchestrator.rigfile import load_and_check
+        from moonpool.orchestrator.run import run_rig
+
+        rig_file = tmp_path / "intruder.toml"
+        rig_file.write_text(RIG.format(algorithm="jacobi",
+                                       raw=remote + "\n" + keys.format(who="intruder")))
+        refused = run_rig(load_and_check(rig_file), tmp_path / "intruder").summary
+        assert refused["status"] == "failed" and refused["failed_component"] == "raw"
+        assert "refused this orchestrator's key" in refused["error"]
+        assert server.zap_refused >= 1 and server.sessions_ended == 1
+    finally:
+        server.stop()
+        thread.join(5)
 
 
 # -- the same conversation with the raw component and with the SDK's serving loop --

@@ -112,6 +112,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         peer_timeout = "5s"
         record = false
         plots = false
+        safe_stop = ["a"]
 
         [components.a]
         entry = "rigfile_components.py:Source"
@@ -126,6 +127,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         [components.b]
         run = "remote"
         endpoint = "tcp://10.0.0.2:5555"
+        insecure = true
         period = "1 s"
 
         [[connections]]
@@ -150,6 +152,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
     assert (a.step_timeout_ns, a.setup_timeout_ns) == (100_000_000, 60 * 10**9)
     assert a.parameters == {"weights": [1, 2.5, 3], "nested": {"k": [1, 2]}}  # as parsed
     assert (b.placement, b.endpoint, b.entry) == ("remote", "tcp://10.0.0.2:5555", "")
+    assert b.insecure is True and b.server_key is None and rig.run.safe_stop == ("a",)
     assert b.schedule.rate_hz == Fraction(1)
     assert rig.connections[0].delay_ns == 250_000
     (plot,) = rig.plots
@@ -160,6 +163,12 @@ def test_every_key_is_read(tmp_path: Path) -> None:
 def test_documented_example_is_a_valid_rig(tmp_path: Path) -> None:
     blocks = re.findall(r"```toml\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
     assert blocks, "docs/rigs.md has no ```toml example"
+    from moonpool.components.security import generate_keys
+
+    # The key files the examples name (server_key, client_key), as `moonpool keys generate`
+    # writes them.
+    for name in set(re.findall(r'"keys/([\w.-]+?)\.key(?:_secret)?"', "".join(blocks))):
+        generate_keys(name, tmp_path / "keys", force=True)
     rig = load_and_check(write_rig(tmp_path, blocks[0]))  # also the registered components
     assert len(rig.components) >= 3 and rig.connections and rig.plots
     for block in blocks[1:]:  # partial examples: valid once given a [run]
@@ -397,7 +406,8 @@ def test_component_names_entries_and_endpoints(tmp_path: Path) -> None:
 def test_accepted_endpoints(tmp_path: Path, endpoint: str) -> None:
     path = write_rig(
         tmp_path,
-        f'[run]\nuntil = 1\n[components.a]\nrun = "remote"\nendpoint = "{endpoint}"\nrate_hz = 1\n',
+        f'[run]\nuntil = 1\n[components.a]\nrun = "remote"\nendpoint = "{endpoint}"\nrate_hz = 1\n'
+        'insecure = true\n',  # (keys: test_rig_security_keys)
     )
     assert load_rig(path).component("a").endpoint == endpoint
 
@@ -563,6 +573,7 @@ def test_until_seed_and_mode_arguments(tmp_path: Path) -> None:
         entry = "x:Y"
         run = "remote"
         endpoint = "tcp://h:1"
+        insecure = true
         rate_hz = 1
         [components.c]
         entry = "x:Y"
@@ -618,6 +629,7 @@ rate_hz = 10
 run = "remote"
 entry = "nowhere.module:Thing"
 endpoint = "tcp://h:1"
+insecure = true
 rate_hz = 10
 
 [[connections]]

@@ -1,0 +1,91 @@
+"""CURVE key files, `moonpool keys generate` and the refusals of `moonpool serve`
+(docs/distributed.md)."""
+
+from __future__ import annotations
+
+import stat
+import pytest
+import zmq
+
+from moonpool.components import security
+from moonpool.components.errors import KeyFileError
+from moonpool.components.serve import main as serve_main
+from moonpool.orchestrator.cli import main as cli_main
+
+
+def test_generate_writes_a_public_and_a_private_file(tmp_path):
+    public, secret = security.generate_keys("camera-pc", tmp_path / "keys")
+    assert (public.name, secret.name) == ("camera-pc.key", "camera-pc.key_secret")
+    assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    assert "secret-key" not in public.read_text()
+    pub, sec = security.read_key_pair(secret)
+    assert security.read_public_key(public) == pub and zmq.curve_public(sec) == pub
+    # The pyzmq certificate reader agrees (ZeroMQ's certificate format).
+    assert zmq.auth.load_certificate(public) == (pub, None)
+    with pytest.raises(KeyFileError, match="already exists.*--force"):
+        security.generate_keys("camera-pc", tmp_path / "keys")
+    public2, _ = security.generate_keys("camera-pc", tmp_path / "keys", force=True)
+    assert security.read_public_key(public2) != pub
+    with pytest.raises(KeyFileError, match="not a key name"):
+        security.generate_keys("../x", tmp_path)
+
+
+def test_bad_key_files_are_named_with_the_fix(tmp_path):
+    pub, sec = security.generate_keys("k", tmp_path)
+    with pytest.raises(KeyFileError, match="does not exist"):
+        security.read_public_key(tmp_path / "nope.key")
+    with pytest.raises(KeyFileError, match="holds only a public key"):
+        security.read_key_pair(pub)
+    (tmp_path / "junk.key").write_text("hello\n")
+    with pytest.raises(KeyFileError, match="not a ZeroMQ certificate"):
+        security.read_public_key(tmp_path / "junk.key")
+    (tmp_path / "short.key").write_text('curve\n    public-key = "abc"\n')
+    with pytest.raises(KeyFileError, match="not a Z85-encoded"):
+        security.read_public_key(tmp_path / "short.key")
+    other_pub, _ = zmq.curve_keypair()
+    text = sec.read_text()
+    (tmp_path / "mixed.key_secret").write_text(
+        text.replace(security.read_public_key(pub).decode(), other_pub.decode()))
+    with pytest.raises(KeyFileError, match="does not belong to its secret key"):
+        security.read_key_pair(tmp_path / "mixed.key_secret")
+
+
+def test_allowed_keys_from_files_and_folders(tmp_path):
+    a, a_secret = security.generate_keys("a", tmp_path / "allowed")
+    b, _ = security.generate_keys("b", tmp_path / "allowed")
+    c, _ = security.generate_keys("c", tmp_path / "other")
+    keys = security.read_allowed_keys([tmp_path / "allowed", c])
+    assert sorted(keys.values()) == ["a.key", "b.key", "c.key"]  # secret files are skipped
+    with pytest.raises(KeyFileError, match="does not exist"):
+        security.read_allowed_keys([tmp_path / "x.key"])
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(KeyFileError, match="holds no public key file"):
+        security.read_allowed_keys([tmp_path / "empty"])
+    with pytest.raises(KeyFileError, match="no client keys"):
+        security.read_allowed_keys([])
+
+
+def test_cli_keys_generate(tmp_path, capsys):
+    assert cli_main(["keys", "generate", "orchestrator", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "orchestrator.key (public key" in out and "mode 0600" in out
+    assert cli_main(["keys", "generate", "orchestrator", "--dir", str(tmp_path)]) == 2
+    assert "already exists" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--bind", "tcp://0.0.0.0:5999"], "refusing to serve it unauthenticated"),
+    (["--bind", "tcp://*:5999"], "refusing to serve it unauthenticated"),
+    (["--bind", "tcp://127.0.0.1:5999", "--key", "{k}/s.key_secret"], "--key needs --allow"),
+    (["--bind", "tcp://127.0.0.1:5999", "--allow", "{k}/o.key"], "--allow needs --key"),
+    (["--bind", "tcp://*:5999", "--insecure", "--key", "{k}/s.key_secret", "--allow", "{k}/o.key"],
+     "--insecure contradicts"),
+    (["--bind", "tcp://*:5999", "--key", "{k}/o.key", "--allow", "{k}/o.key"],
+     "holds only a public key"),
+])
+def test_serve_refuses_unsafe_or_inconsistent_setups(tmp_path, capsys, args, message):
+    security.generate_keys("s", tmp_path)
+    security.generate_keys("o", tmp_path)
+    argv = ["quickstart.pressure", *[a.format(k=tmp_path) for a in args]]
+    assert serve_main(argv) == 2
+    assert message in capsys.readouterr().err
