@@ -100,8 +100,8 @@ def main(argv: list[str] | None = None) -> int:
     pacers = []
     make_pacer = run_mod.make_pacer
 
-    def capture(rig, adapters):  # keep the pacer, for its per-tick lateness
-        pacer = make_pacer(rig, adapters)
+    def capture(rig, adapters, *rest):  # keep the pacer, for its per-tick lateness
+        pacer = make_pacer(rig, adapters, *rest)
         if pacer is not None and args.no_gc_control:
             pacer._manage_gc = False
         pacers.append(pacer)
@@ -147,6 +147,11 @@ def main(argv: list[str] | None = None) -> int:
     if late.size:
         bins = "  ".join(f"> {b:g} ms: {(late > b * 1e3).sum()}" for b in (0.1, 0.5, 1, 2, 5))
         print(f"              p99.9 {np.percentile(late, 99.9):.1f} µs;  ticks late {bins}")
+    if late.size and late.max() > 1000:
+        times = np.frombuffer(pacers[0].times, dtype=np.int64) / 1e9
+        worst = np.argsort(late)[::-1][:8]
+        print("worst ticks   " + ", ".join(f"t={times[i]:.3f} s {late[i] / 1e3:.2f} ms"
+                                          for i in sorted(worst)))
     print(f"overruns      {rt.get('overruns', '?')}  (re-anchored {rt.get('reanchors', 0)}x), "
           f"gc collections in slack {rt.get('gc_collections', 0)}")
     steps = []

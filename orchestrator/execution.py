@@ -30,11 +30,26 @@ input receives every message delivered since its previous step, in order.
 
 Every produced message is handed to the observer (recorder and digest) in the
 order it is produced, with log time = the instant it becomes visible. That order
-is fixed by (T, component order, port order), hence deterministic. Under Jacobi
-with components in other processes the hand-over of an instant's messages waits
-until the next instant's steps have been sent, so hashing and recording overlap
-with the components' work (the order is the same; the rest is written out when
-``run`` returns or raises).
+is fixed by (T, component order, port order), hence deterministic.
+
+**Collected when needed.** A step of a component in another process (``process``,
+``remote``, a process group) is sent and then left to run: its reply is collected
+only when something needs it: a consumer gathering inputs at a time when the
+step's messages have been delivered (visible time + connection delay <= its time),
+the component's own next step (or another step on the same connection), the end of
+the run, or its step timeout. Meanwhile the orchestrator goes on with other
+instants, so a slow step (a camera rendering for 9 ms at 30 Hz) spans ticks instead
+of delaying every one of them, whenever the rig leaves it time (under Jacobi always
+a whole period; under Gauss-Seidel when its consumers come later, e.g. through an
+offset or a delay). In real-time mode replies are also collected while the pacer
+waits for a deadline. Nothing about the results changes: inputs are fixed when a
+step is sent, a message reaches an input at the same simulation time, and the
+observer receives every message in the same order as if each step were collected
+at once (a step sent and not yet collected holds its place in the stream; what
+follows it is handed over when it is collected). After a failure the stream ends
+before the first step that was not collected, as if the run had stopped there.
+A remote component's step time (summary.json) is from sending the step to
+collecting its reply.
 """
 
 from __future__ import annotations
@@ -46,6 +61,8 @@ from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+import zmq
 
 from moonpool.components import wire
 from moonpool.components.errors import (
@@ -98,6 +115,8 @@ class _Slot:
     # output port -> (observer channel, type name, routes): one lookup per message
     outs: dict[str, tuple[int, str, list[tuple[_Input, int]]]] = field(default_factory=dict)
     remote: bool = False  # stepped by another process (sent first under Jacobi)
+    # (source slot, delay) of every connection into this slot from a remote one
+    feeders: list[tuple["_Slot", int]] = field(default_factory=list)
 
     t_now: int = 0
     t_next: int = 0
@@ -116,6 +135,19 @@ class _Slot:
         self.k = k = self.k + 1
         self.t_now = self.t_next
         self.t_next = self.schedule.offset_ns + ((k + 1) * self._num + self._p) // self._den
+
+
+class _Hole:
+    """A step sent and not collected yet: its place in the message stream, and when
+    its messages become visible."""
+
+    __slots__ = ("slot", "visible_ns", "deadline", "rows")
+
+    def __init__(self, slot: _Slot, visible_ns: int, deadline: float) -> None:
+        self.slot = slot
+        self.visible_ns = visible_ns
+        self.deadline = deadline  # time.monotonic() after which it is overdue
+        self.rows: list | None = None  # the observer writes, once collected
 
 
 class Execution:
@@ -150,7 +182,10 @@ class Execution:
         # have been sent, so hashing and recording overlap with the components' work
         # instead of delaying their next step. The order is the same.
         self._write = observer.write
-        self._pending: list[tuple[int, int, bytes, Any]] = []
+        self._pending: list[Any] = []  # write arguments (tuples) and _Holes, in order
+        self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
+        self._busy: dict[int, list[_Hole]] = {}  # id(connection) -> its holes
+        self._due: list[_Slot] = []  # the components due at the current tick
 
     # -- setup -------------------------------------------------------------------
 
@@ -228,6 +263,10 @@ class Execution:
             raise RigValidationError(problems)
         for s in self.slots:
             s.outs = {p: (s.channels[p], s.types[p], s.routes[p]) for p in s.routes}
+        for c in self.rig.connections:
+            src = self.by_name[c.source]
+            if src.remote:
+                self.by_name[c.target].feeders.append((src, c.delay_ns))
 
     # -- stepping ------------------------------------------------------------------
 
@@ -241,11 +280,111 @@ class Execution:
         self._pending.append((channel, log_time_ns, payload, attachment))
 
     def _write_pending(self) -> None:
-        """Hand the deferred messages to the observer, in the order they were published."""
-        pending, self._pending = self._pending, []
+        """Hand the deferred messages to the observer, in the order they were published,
+        up to the first step that has not been collected."""
+        pending = self._pending
         write = self.observer.write
-        for args in pending:
-            write(*args)
+        n = 0
+        for item in pending:
+            if item.__class__ is _Hole:
+                if item.rows is None:
+                    break
+                for args in item.rows:
+                    write(*args)
+            else:
+                write(*item)
+            n += 1
+        if n == len(pending):
+            pending.clear()
+        else:
+            del pending[:n]
+
+    def _hole(self, s: _Slot, visible_ns: int) -> None:
+        """``s``'s step was sent: it holds its place in the stream until collected."""
+        hole = _Hole(s, visible_ns, time.monotonic() + s.adapter.step_timeout_s)
+        self._holes[s.index] = hole
+        self._busy.setdefault(id(s.adapter.connection), []).append(hole)
+        self._pending.append(hole)
+
+    def _collect(self, hole: _Hole) -> None:
+        """Wait for a sent step's reply and deliver its messages (routes and stream)."""
+        s = hole.slot
+        del self._holes[s.index]
+        self._busy[id(s.adapter.connection)].remove(hole)
+        rows: list = []
+        self._write = self._defer_to(rows)
+        try:
+            self._publish(s, s.adapter.finish_step(), hole.visible_ns)
+        finally:
+            self._write = self._defer
+        hole.rows = rows
+
+    @staticmethod
+    def _defer_to(rows: list) -> Callable[[int, int, bytes, Any], None]:
+        def write(channel: int, log_time_ns: int, payload: bytes, attachment: Any) -> None:
+            rows.append((channel, log_time_ns, payload, attachment))
+        return write
+
+    def _need(self, s: _Slot, t: int) -> None:
+        """Collect what ``s`` needs before its step at ``t``: sent steps on its
+        connection (one request at a time), and those of its sources whose messages
+        reach it by ``t``."""
+        if self._busy:
+            busy = self._busy.get(id(s.adapter.connection))
+            while busy:
+                self._collect(busy[0])
+        holes = self._holes
+        for src, delay in s.feeders:
+            hole = holes.get(src.index)
+            if hole is not None and hole.visible_ns + delay <= t:
+                self._collect(hole)
+
+    def _prepare(self) -> None:
+        """Collect what the steps due at this tick need from earlier ticks (their
+        sources' messages delivered by now, their processes' previous steps); the
+        pacer calls it before the deadline, so waiting here makes the tick late."""
+        t = self.time_ns
+        for s in self._due:
+            self._need(s, t)
+
+    def collect_all(self) -> None:
+        """Collect every step sent and not collected yet, in stream order."""
+        for item in list(self._pending):
+            if item.__class__ is _Hole and item.rows is None:
+                self._collect(item)
+
+    def _collect_overdue(self, now: float) -> None:
+        """Collect (and so fail on) steps past their timeout that nobody needed yet."""
+        for hole in [h for h in self._holes.values() if now > h.deadline]:
+            self._collect(hole)
+
+    def wait(self, seconds: float) -> None:
+        """Sleep for ``seconds`` (the pacer's sleep), collecting the replies of sent
+        steps as they arrive: their messages are routed during the slack, and their
+        step times are the time to the reply, not to the next tick that needs it."""
+        end = time.monotonic() + seconds
+        while self._holes:
+            left = end - time.monotonic()
+            if left <= 0:
+                return
+            socks = {}
+            for hole in self._holes.values():
+                conn = hole.slot.adapter.connection
+                socks.setdefault(id(conn), (conn, hole))
+            poller = zmq.Poller()
+            for conn, _ in socks.values():
+                poller.register(conn.sock, zmq.POLLIN)
+            ready = dict(poller.poll(left * 1000))
+            if not ready:
+                return
+            for conn, _ in socks.values():
+                if conn.sock in ready:
+                    busy = self._busy.get(id(conn))
+                    while busy:
+                        self._collect(busy[0])
+        left = end - time.monotonic()
+        if left > 0:
+            time.sleep(left)
 
     def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int) -> None:
         write = self._write
@@ -303,10 +442,11 @@ class Execution:
         heap = [(s.t_now, self._rank[s.name], s.index) for s in self.slots]
         heapq.heapify(heap)
         jacobi = self.rig.run.algorithm == "jacobi"
-        if jacobi and self._remote:
+        if self._remote:
             self._write = self._defer
         try:
             self._loop(until, heap, jacobi, progress)
+            self.collect_all()
         finally:
             self._write = self.observer.write
             self._write_pending()
@@ -317,7 +457,8 @@ class Execution:
         slots = self.slots
         has_remote = bool(self._remote)
         connections = self._connections
-        gather, publish, rank = self._gather, self._publish, self._rank
+        gather, publish, rank, need = self._gather, self._publish, self._rank, self._need
+        hole = self._hole
         heappop, heappush = heapq.heappop, heapq.heappush
         last_progress = time.monotonic()
         while heap and heap[0][0] < until:
@@ -326,35 +467,45 @@ class Execution:
             while heap and heap[0][0] == t:
                 due.append(slots[heappop(heap)[2]])
             self.time_ns = t
+            self._due = due
             if self.pace is not None:
-                self.pace(t)
+                self.pace(t, self._prepare if has_remote else None)
+            elif has_remote:
+                self._prepare()
             if jacobi:
-                # Put remote components to work first (a process group's batch is
-                # sent as soon as its last due member is in it), compute in-process
-                # ones meanwhile, then collect; publish in rig order.
+                # Collect what this instant needs; put remote components to work (a
+                # process group's batch is sent as soon as its last due member is in
+                # it); hand over the messages collected so far while they work;
+                # compute in-process ones. Each remote step holds its place in the
+                # stream (rig order) until collected, at the latest at its next step.
                 sends, local = self._plans.get(tuple([s.index for s in due])) or self._plan(due)
                 for s, flush in sends:
                     s.adapter.start_step(t, s.t_next - t, gather(s, t))
                     if flush:
                         s.adapter.flush()
                 if self._pending:
-                    self._write_pending()  # the previous instant's, while they work
+                    self._write_pending()
                 results = {}
                 for s in local:
                     s.adapter.start_step(t, s.t_next - t, gather(s, t))
                     results[s.index] = s.adapter.finish_step()
-                # Collect and publish in rig order (heap order == rank == index for
-                # Jacobi). Publishing one component's outputs while others are still
-                # working changes nothing: they were all given their inputs already.
-                for s in due:
-                    publish(s, s.adapter.finish_step() if s.remote else results[s.index],
-                            s.t_next)
+                for s in due:  # heap order == rank == index for Jacobi
+                    if s.remote:
+                        hole(s, s.t_next)
+                    else:
+                        publish(s, results[s.index], s.t_next)
             else:
                 for s in due:  # heap order == Gauss-Seidel rank
-                    dt = s.t_next - t
-                    s.adapter.start_step(t, dt, gather(s, t))
-                    s.adapter.flush()
-                    publish(s, s.adapter.finish_step(), t)
+                    if has_remote:
+                        need(s, t)  # the steps of this instant earlier in the order
+                    s.adapter.start_step(t, s.t_next - t, gather(s, t))
+                    if s.remote:
+                        s.adapter.flush()
+                        hole(s, t)
+                    else:
+                        publish(s, s.adapter.finish_step(), t)
+                if self._pending:
+                    self._write_pending()
             for s in due:
                 s.advance()
                 s.steps += 1
@@ -363,6 +514,8 @@ class Execution:
             if has_remote or progress is not None:
                 now = time.monotonic()
                 if has_remote:
+                    if self._holes:
+                        self._collect_overdue(now)
                     for a in connections:
                         a.keepalive(now)
                 if progress is not None and now - last_progress > 0.2:

@@ -20,7 +20,11 @@ remote components, whose peers would otherwise time out at a slow factor).
 
 **Overruns.** A tick *overruns* when the pacer finds its deadline already passed:
 the previous tick's work (steps, routing, recording) did not fit in its slot. The
-lateness of such a tick is how much it overran by. What happens next is the rig's
+lateness of such a tick is how much it overran by. A tick also overruns when a step
+sent to another process at an earlier tick, whose reply this tick needs, is still
+running at the deadline (the execution's ``prepare``, called before the final spin):
+the tick starts when the reply is in, and its lateness counts from the deadline.
+What happens next is the rig's
 ``run.overrun`` policy:
 
 - ``warn`` (default): count it; log the first overrun and then every
@@ -165,11 +169,18 @@ class Pacer:
         assert self._base is not None, "the first tick anchors the schedule"
         return self._base + (t_ns - self._t0) * self._den // self._num
 
-    def __call__(self, t_ns: int) -> None:
+    def __call__(self, t_ns: int, prepare: Callable[[], Any] | None = None) -> None:
         """Pace the tick at simulation time ``t_ns``: return at its deadline (or at once
-        when late), having recorded its lateness. Raises DeadlineMissed (abort)."""
+        when late), having recorded its lateness. Raises DeadlineMissed (abort).
+
+        ``prepare`` (the execution collecting the earlier steps this tick needs) runs
+        after the sleep, before the final spin: if it returns after the deadline
+        (a step of another process still running), the tick is late by that much and
+        counts as an overrun."""
         if self._base is None:
             self._start(t_ns)
+            if prepare is not None:
+                prepare()
             return
         clock = self._clock
         now = clock()
@@ -183,11 +194,24 @@ class Pacer:
             wake = deadline - self.spin_ns
             if now < wake:
                 self._sleep_until(wake, now)
+            if prepare is not None:
+                prepare()
+                now = clock()
+                if now > deadline:  # waited for a step past the deadline
+                    late = now - deadline
+                    self.times.append(t_ns)
+                    self.lateness.append(late)
+                    self.overruns += 1
+                    self._overrun(t_ns, late, "a step of an earlier tick was still running")
+                    return
             while (now := clock()) < deadline:
                 pass
             self.times.append(t_ns)
             self.lateness.append(now - deadline)
             return
+        if prepare is not None:
+            prepare()
+            now = clock()
         late = now - deadline
         self.times.append(t_ns)
         self.lateness.append(late)
@@ -249,9 +273,10 @@ class Pacer:
         self.gc_collections += 1
         self._gc_ticks = 0
 
-    def _overrun(self, t_ns: int, late_ns: int) -> None:
+    def _overrun(self, t_ns: int, late_ns: int,
+                 why: str = "the previous tick's work overran its slot") -> None:
         what = (f"tick at t={t_ns * 1e-9:.6f} s started {late_ns * 1e-6:.3f} ms after its "
-                f"deadline (the previous tick's work overran its slot)")
+                f"deadline ({why})")
         if self.policy == "abort":
             raise DeadlineMissed(
                 f"real-time deadline missed: {what}; overrun policy 'abort'",

@@ -158,8 +158,10 @@ def wired_rig(rig: Rig) -> Rig:
     return dataclasses.replace(rig, connections=kept)
 
 
-def make_pacer(rig: Rig, adapters: dict[str, Adapter]) -> Pacer | None:
-    """The real-time pacer of the rig (``run.realtime``), or None to run flat out."""
+def make_pacer(rig: Rig, adapters: dict[str, Adapter],
+               sleep: Callable[[float], Any] = time.sleep) -> Pacer | None:
+    """The real-time pacer of the rig (``run.realtime``), or None to run flat out.
+    ``sleep``: how the pacer waits (the execution's ``wait`` collects replies meanwhile)."""
     if rig.run.realtime is None:
         return None
 
@@ -170,7 +172,7 @@ def make_pacer(rig: Rig, adapters: dict[str, Adapter]) -> Pacer | None:
 
     period = min(c.schedule.nominal_period_ns for c in rig.components)
     return Pacer(rig.run.realtime, rig.run.overrun, period_ns=max(period, 1), idle=idle,
-                 priority=rig.run.realtime_priority)
+                 sleep=sleep, priority=rig.run.realtime_priority)
 
 
 def insecure_components(rig: Rig) -> list[str]:
@@ -242,7 +244,7 @@ def run_rig(
             execution.setup()
             if recorder is not None:  # the first N recorded messages are Initialize outputs
                 recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(recorder.messages)})
-            pacer = execution.pace = make_pacer(rig, adapters)
+            pacer = execution.pace = make_pacer(rig, adapters, execution.wait)
             loop0 = time.perf_counter()
             try:
                 execution.run(progress)

@@ -109,6 +109,10 @@ class OverheadCamera(Component):
     def initialize(self, start_time_ns: int):
         self.k = 0
         self.key = channel_key(self.seed, self.name, "image")
+        # Warm up: the first render allocates its buffers; do it now, not in the first
+        # step (real-time runs). A throwaway generator: frames are keyed by their index,
+        # so this changes none of them.
+        self.renderer.render(Pose(0.0, 0.0, 0.5), np.random.default_rng(0))
 
     def _motion_px(self, state, pose: Pose) -> tuple[float, float]:
         T = self.params.exposure_s

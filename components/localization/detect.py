@@ -183,14 +183,16 @@ class TagDetector:
         return out
 
     def detect(self, image: np.ndarray,
-               rois: list[tuple[int, int, int, int]] | None = None) -> DetectionResult:
+               rois: list[tuple[int, int, int, int]] | None = None,
+               decimate: float | None = None) -> DetectionResult:
         """Detect tags in ``image``; with ``rois`` ((u0, v0, u1, v1) inclusive pixel boxes),
-        only inside them (at ``roi_decimate``)."""
+        only inside them (at ``roi_decimate``). ``decimate``: the quad decimation of a
+        whole-frame search (default ``quad_decimate``)."""
         img = as_gray8(image)
         h, w = img.shape
         found: list[Detection] = []
         if rois is None:
-            found = self._raw(img, self.options.quad_decimate)
+            found = self._raw(img, decimate or self.options.quad_decimate)
         else:
             for u0, v0, u1, v1 in rois:
                 u0, v0 = max(int(u0), 0), max(int(v0), 0)

@@ -246,6 +246,7 @@ class RemoteAdapter(Adapter):
         self._in_flight: tuple[int, str, float, float] | None = None  # id, body, sent, deadline
         self._last_contact = time.monotonic()
         self._hb_outstanding: float | None = None
+        self._hb_sent = 0.0  # the last heartbeat sent while a request was out
         self.idle: Callable[[], None] | None = None
         self.closed = False
         self.error_reply = False
@@ -452,7 +453,16 @@ class RemoteAdapter(Adapter):
         return out
 
     def keepalive(self, now: float) -> None:
-        if self._in_flight is not None or self.closed:
+        if self.closed:
+            return
+        if self._in_flight is not None:
+            # A step is out: collected when needed, so the component may have answered
+            # long ago and now hears nothing. Keep its session alive; the step's own
+            # timeout, not a heartbeat's, governs whether it is hung (its answer comes
+            # after the step's reply and is skipped when that is collected).
+            if now - max(self._in_flight[2], self._hb_sent) > self.heartbeat_interval_s:
+                self._send("heartbeat", lc.Heartbeat(state=lc.COMPONENT_STATE_INITIALIZED))
+                self._hb_sent = now
             return
         if self._hb_outstanding is not None:
             # Drain whatever arrived (heartbeat answers, garbage) without blocking.

@@ -350,3 +350,39 @@ def test_water_plane_offset(detector):
     m = RefractionMeasurer(s).measure(dets, pose.z - 0.04, pose.roll, pose.pitch)
     assert m.valid and horizontal_error(m, pose) < 0.001
     assert m.z == pytest.approx(pose.z)
+
+
+def test_coarse_acquisition_finds_what_the_whole_frame_search_finds(renderer, detector):
+    """The localizer's first image (and every re-acquisition): a coarse whole-frame
+    search (quad_decimate 3) locates the tags and a full-resolution search around
+    them gives the corners; same tags, and corners as close to the whole-frame
+    search's (quad_decimate 2) as tracking gives them."""
+    loc = host(Localizer(), "localizer")
+    plain = host(Localizer(), "plain", acquire_decimate=1.0)
+    for k, pose in enumerate(POSES):
+        img = renderer.render(pose, np.random.default_rng(10 + k))
+        full = detector.detect(img).detections
+        acquired = loc.component._acquire(img).detections
+        assert sorted(d.id for d in acquired) == sorted(d.id for d in full) != []
+        for a in full:
+            b = next(d for d in acquired if d.id == a.id)
+            assert np.max(np.abs(a.corners - b.corners)) < 0.15
+        # acquire_decimate <= quad_decimate: the whole-frame search itself
+        same = plain.component._acquire(img).detections
+        assert [d.corners.tolist() for d in same] == [d.corners.tolist() for d in full]
+
+
+def test_acquisition_falls_back_to_the_whole_frame_search(renderer):
+    """When the coarse search finds no known tag (here: a decimation too coarse for
+    the tags' size), the whole frame is searched at quad_decimate."""
+    loc = host(Localizer(), "localizer", acquire_decimate=40.0)
+    img = renderer.render(POSES[0], np.random.default_rng(1))
+    assert loc.component.detector.detect(img, decimate=40.0).detections == []
+    assert len(loc.component._acquire(img).detections) == 2
+
+
+def test_bad_acquire_decimate_is_refused_by_name():
+    from moonpool.components.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="acquire_decimate must be >= 1"):
+        host(Localizer(), "localizer", acquire_decimate=0.5)

@@ -297,3 +297,45 @@ def test_bad_rig_keys_are_all_reported(tmp_path):
     assert "run.realtime_priority: expected 0" in text
     assert "rig.toml:3" in text
 
+
+
+def test_waiting_for_an_earlier_step_before_the_deadline_costs_nothing():
+    """prepare (collecting the replies a tick needs) runs after the sleep: when it is
+    done before the deadline, the tick starts on time."""
+    fc = FakeClock()
+    p = pacer(fc)
+    calls = []
+    p(0, lambda: calls.append(fc.now))
+    p(10 * MS, lambda: (calls.append(fc.now), fc.work(100_000)))  # 0.1 ms < the spin
+    assert len(calls) == 2
+    assert p.lateness[-1] < 10_000 and p.overruns == 0
+    assert fc.now >= p.deadline(10 * MS)
+
+
+def test_waiting_for_an_earlier_step_past_the_deadline_makes_the_tick_late():
+    """A step of another process still running at the deadline: the tick starts when
+    its reply is in, late by exactly that much, and counts as an overrun."""
+    fc = FakeClock()
+    p = pacer(fc, policy="warn")
+    p(0)
+    p(10 * MS, lambda: fc.work(3 * MS))  # the reply comes 3 ms after the wake-up
+    late = p.lateness[-1]
+    assert 3 * MS - p.spin_ns <= late <= 3 * MS - p.spin_ns + 20_000
+    assert p.overruns == 1
+    # The same with the abort policy fails the run, naming why.
+    fc2 = FakeClock()
+    p2 = pacer(fc2, policy="abort")
+    p2(0)
+    with pytest.raises(DeadlineMissed, match="earlier tick was still running"):
+        p2(10 * MS, lambda: fc2.work(3 * MS))
+
+
+def test_a_late_tick_waits_for_its_inputs_too():
+    """Already late at the call: prepare runs, and its wait adds to the lateness."""
+    fc = FakeClock()
+    p = pacer(fc)
+    p(0)
+    fc.work(12 * MS)  # the previous tick overran by 2 ms
+    p(10 * MS, lambda: fc.work(1 * MS))
+    assert 3 * MS <= p.lateness[-1] <= 3 * MS + 20_000
+    assert p.overruns == 1
