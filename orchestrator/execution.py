@@ -186,6 +186,9 @@ class Execution:
         self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
         self._busy: dict[int, list[_Hole]] = {}  # id(connection) -> its holes
         self._due: list[_Slot] = []  # the components due at the current tick
+        self._waiting: set[int] = set()  # id(connection) whose reply is being waited for
+        self._sweep_s = rig.run.heartbeat_interval_ns * 0.25e-9
+        self._next_sweep = 0.0
 
     # -- setup -------------------------------------------------------------------
 
@@ -273,6 +276,8 @@ class Execution:
     def _idle(self) -> None:
         """Run while waiting on a slow component: keep the others alive."""
         now = time.monotonic()
+        if self._holes:
+            self._sweep(now)
         for a in self._connections:
             a.keepalive(now)
 
@@ -309,15 +314,40 @@ class Execution:
     def _collect(self, hole: _Hole) -> None:
         """Wait for a sent step's reply and deliver its messages (routes and stream)."""
         s = hole.slot
+        if self._holes.get(s.index) is not hole:
+            return  # collected meanwhile (while waiting for another reply)
         del self._holes[s.index]
-        self._busy[id(s.adapter.connection)].remove(hole)
-        rows: list = []
-        self._write = self._defer_to(rows)
+        conn = id(s.adapter.connection)
+        self._busy[conn].remove(hole)
+        self._waiting.add(conn)
         try:
-            self._publish(s, s.adapter.finish_step(), hole.visible_ns)
+            samples = s.adapter.finish_step()
         finally:
-            self._write = self._defer
+            self._waiting.discard(conn)
+        rows: list = []
+        before, self._write = self._write, self._defer_to(rows)
+        try:
+            self._publish(s, samples, hole.visible_ns)
+        finally:
+            self._write = before
         hole.rows = rows
+
+    def _sweep(self, now: float) -> None:
+        """Collect the steps whose replies have arrived (without waiting), at most every
+        quarter of the heartbeat interval: a component that has answered is watched by
+        heartbeats again, so a cut link is noticed within the peer timeout, not only
+        when its step is needed."""
+        if now < self._next_sweep:
+            return
+        self._next_sweep = now + self._sweep_s
+        for hole in list(self._holes.values()):
+            conn = hole.slot.adapter.connection
+            if id(conn) in self._waiting or self._holes.get(hole.slot.index) is not hole:
+                continue
+            if conn.reply_ready():
+                busy = self._busy.get(id(conn))
+                while busy:
+                    self._collect(busy[0])
 
     @staticmethod
     def _defer_to(rows: list) -> Callable[[int, int, bytes, Any], None]:
@@ -378,7 +408,7 @@ class Execution:
             if not ready:
                 return
             for conn, _ in socks.values():
-                if conn.sock in ready:
+                if conn.sock in ready and conn.reply_ready():  # not just a heartbeat answer
                     busy = self._busy.get(id(conn))
                     while busy:
                         self._collect(busy[0])
@@ -516,6 +546,7 @@ class Execution:
                 if has_remote:
                     if self._holes:
                         self._collect_overdue(now)
+                        self._sweep(now)
                     for a in connections:
                         a.keepalive(now)
                 if progress is not None and now - last_progress > 0.2:

@@ -247,6 +247,7 @@ class RemoteAdapter(Adapter):
         self._last_contact = time.monotonic()
         self._hb_outstanding: float | None = None
         self._hb_sent = 0.0  # the last heartbeat sent while a request was out
+        self._ready: tuple[lc.Reply, list] | None = None  # in-flight reply, read early
         self.idle: Callable[[], None] | None = None
         self.closed = False
         self.error_reply = False
@@ -278,6 +279,8 @@ class RemoteAdapter(Adapter):
     # -- calls -------------------------------------------------------------------
 
     def _send(self, body: str, payload: Any, instance: str = "") -> int:
+        if body != "heartbeat":
+            self._ready = None  # a reply read early belongs to an abandoned request
         req = lc.Request(protocol_version=wire.PROTOCOL_VERSION, request_id=self._next_id,
                          instance=instance)
         getattr(req, body).CopyFrom(payload)
@@ -303,6 +306,7 @@ class RemoteAdapter(Adapter):
         collects the answer."""
         rid = self._next_id
         self._next_id += 1
+        self._ready = None
         envelope = b"".join((wire.request_head(rid), key, varint(len(data)), data))
         try:
             if frames:  # zero-copy: attachments are large (images)
@@ -318,12 +322,37 @@ class RemoteAdapter(Adapter):
         """The reply to the request in flight (see ``send_encoded``)."""
         return self._wait()
 
+    def reply_ready(self) -> bool:
+        """Whether the reply to the request in flight has arrived (without waiting):
+        reads what the socket holds (heartbeat answers, garbage: as ``_wait`` does)
+        and keeps the reply for ``_wait``."""
+        if self._in_flight is None:
+            return False
+        if self._ready is not None:
+            return True
+        sock, rid = self.sock, self._in_flight[0]
+        try:
+            while sock.poll(0, zmq.POLLIN):
+                frames = sock.recv_multipart()
+                reply = self._accept(frames)
+                if reply is not None and reply.request_id == rid:
+                    self._ready = (reply, frames)
+                    return True
+        except zmq.ZMQError:
+            return True  # let _wait meet the error
+        return False
+
     def _wait(self) -> tuple[lc.Reply, list]:
         assert self._in_flight is not None
         rid, body, sent, deadline = self._in_flight
         sock = self.sock
         try:
             while True:
+                if self._ready is not None:  # read already by reply_ready
+                    (reply, frames), self._ready = self._ready, None
+                    checked = self._checked(reply, frames, body)
+                    if checked is not None:
+                        return checked
                 remaining = deadline - time.monotonic()
                 # A blocking receive with a timeout of one slice (no poll object per
                 # call: the hot path is a single system call). Even past the deadline
@@ -356,29 +385,36 @@ class RemoteAdapter(Adapter):
                 reply = self._accept(frames)
                 if reply is None or reply.request_id != rid:
                     continue
-                if reply.protocol_version != wire.PROTOCOL_VERSION:
-                    self.failed = True
-                    raise ProtocolError(
-                        f"the component at {self.endpoint} answers in protocol version "
-                        f"{reply.protocol_version}; this orchestrator speaks "
-                        f"{wire.PROTOCOL_VERSION}",
-                        component=self.name,
-                        fix="run the same moonpool protocol version on both sides",
-                    )
-                kind = reply.WhichOneof("body")
-                if kind == "error":
-                    # A process group's connection is not failed by one member's error.
-                    if self.fail_on_error:
-                        self.failed = True
-                        self.error_reply = True
-                    raise error_from_wire(reply.error, self.name)
-                if kind != _EXPECTED[body]:
-                    self._reject(f"answer to {body} is {kind}, expected {_EXPECTED[body]}")
+                checked = self._checked(reply, frames, body)
+                if checked is None:
                     continue
-                return reply, frames[1:]
+                return checked
         finally:
             self._in_flight = None
             self._last_contact = time.monotonic()
+
+    def _checked(self, reply: lc.Reply, frames: list, body: str) -> tuple[lc.Reply, list] | None:
+        """The reply to the request in flight, checked (None: dropped as unexpected)."""
+        if reply.protocol_version != wire.PROTOCOL_VERSION:
+            self.failed = True
+            raise ProtocolError(
+                f"the component at {self.endpoint} answers in protocol version "
+                f"{reply.protocol_version}; this orchestrator speaks "
+                f"{wire.PROTOCOL_VERSION}",
+                component=self.name,
+                fix="run the same moonpool protocol version on both sides",
+            )
+        kind = reply.WhichOneof("body")
+        if kind == "error":
+            # A process group's connection is not failed by one member's error.
+            if self.fail_on_error:
+                self.failed = True
+                self.error_reply = True
+            raise error_from_wire(reply.error, self.name)
+        if kind != _EXPECTED[body]:
+            self._reject(f"answer to {body} is {kind}, expected {_EXPECTED[body]}")
+            return None
+        return reply, frames[1:]
 
     def _accept(self, frames: list) -> lc.Reply | None:
         """Decode a reply envelope; drop and count garbage; note heartbeats."""
