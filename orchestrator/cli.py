@@ -260,10 +260,9 @@ def cmd_check(args) -> int:
     pace = f", real time x{float(rig.run.realtime):g}" if rig.run.realtime is not None else ""
     print(f"{args.rig}: ok ({len(rig.components)} components, {len(rig.connections)} connections, "
           f"until {rig.run.until_ns * 1e-9:g} s, {rig.run.algorithm}{pace})")
-    from moonpool.components.security import leaves_loopback
+    from moonpool.orchestrator.run import insecure_components
 
-    insecure = [c.name for c in rig.components if c.placement == "remote"
-                and not c.server_key and leaves_loopback(c.endpoint)]
+    insecure = insecure_components(rig)
     if insecure:
         print(f"WARNING: INSECURE: {', '.join(insecure)} reached over the network without "
               "authentication or encryption (insecure = true)", file=sys.stderr)

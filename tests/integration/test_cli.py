@@ -175,3 +175,26 @@ def test_describe_lists_ports_and_parameters():
     assert "quickstart.pressure" in listing.stdout
     bad = moonpool("describe", "no.such:Thing")
     assert bad.returncode == 2 and "cannot import" in bad.stderr
+
+
+def test_check_warns_about_components_reached_without_keys(tmp_path):
+    """`moonpool check` passes a rig whose network endpoint says insecure = true, but
+    names the component loudly; with keys or on the loopback it says nothing."""
+    rig = tmp_path / "rig.toml"
+    body = """
+[run]
+until = 1
+[components.far]
+run = "remote"
+endpoint = "{endpoint}"
+rate_hz = 1
+{extra}
+"""
+    rig.write_text(body.format(endpoint="tcp://10.0.0.2:5555", extra="insecure = true"))
+    proc = moonpool("check", str(rig))
+    assert proc.returncode == 0, proc.stderr
+    assert "WARNING: INSECURE: far reached over the network" in proc.stderr
+    rig.write_text(body.format(endpoint="tcp://127.0.0.1:5555", extra=""))
+    proc = moonpool("check", str(rig))
+    assert proc.returncode == 0, proc.stderr
+    assert "INSECURE" not in proc.stderr
