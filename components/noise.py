@@ -25,6 +25,10 @@ import hashlib
 import numpy as np
 
 _TWO_PI = 2.0 * np.pi
+_MASK64 = (1 << 64) - 1
+_PHILOX_M0, _PHILOX_M1 = 0xD2E7470EE14C6C93, 0xCA5A826395121157  # round multipliers
+_PHILOX_W0, _PHILOX_W1 = 0x9E3779B97F4A7C15, 0xBB67AE8584CAA73B  # Weyl key increments
+_INV_2_53 = 1.0 / 9007199254740992.0
 
 
 def channel_key(seed: int, component: str, channel: str) -> np.ndarray:
@@ -43,6 +47,46 @@ def _blocks(key: np.ndarray, first: int, count: int) -> np.ndarray:
         counter[1:] = np.uint64(2**64 - 1)  # (-1) in 256-bit arithmetic wraps to 0
     bitgen = np.random.Philox(key=key, counter=counter)
     return bitgen.random_raw(4 * count).reshape(count, 4)
+
+
+def _block(key: tuple[int, int], index: int) -> tuple[int, int, int, int]:
+    """One Philox-4x64-10 block at counter (index, 0, 0, 0), in Python integers.
+
+    The same four words as ``_blocks(key, index, 1)`` (NumPy's Philox), computed
+    without building a generator: a sensor drawing one sample per step spends ~15 µs
+    here instead of ~100 µs. Each of the ten rounds, with (c0, c1, c2, c3) the
+    counter and (k0, k1) the key: hi/lo of M0·c0 and M1·c2 (128-bit products), then
+    c ← (hi(M1·c2) ⊕ c1 ⊕ k0, lo(M1·c2), hi(M0·c0) ⊕ c3 ⊕ k1, lo(M0·c0)) and the
+    key bumped by the Weyl constants (Salmon et al., "Parallel random numbers: as
+    easy as 1, 2, 3", SC 2011)."""
+    if not 0 <= index <= _MASK64:
+        raise ValueError(f"sample indices must be in [0, 2**64), got {index}")
+    k0, k1 = key
+    c0, c1, c2, c3 = index, 0, 0, 0
+    for _ in range(10):
+        p0 = _PHILOX_M0 * c0
+        p1 = _PHILOX_M1 * c2
+        c0, c1, c2, c3 = (p1 >> 64) ^ c1 ^ k0, p1 & _MASK64, (p0 >> 64) ^ c3 ^ k1, p0 & _MASK64
+        k0 = (k0 + _PHILOX_W0) & _MASK64
+        k1 = (k1 + _PHILOX_W1) & _MASK64
+    return c0, c1, c2, c3
+
+
+def _uniforms1(words: tuple[int, int, int, int]) -> list[float]:
+    """``_uniforms`` of one block (exact: integers below 2**53 times a power of two)."""
+    return [((w >> 11) + 1) * _INV_2_53 for w in words]
+
+
+def _normals1(words: tuple[int, int, int, int]) -> np.ndarray:
+    """``_normals`` of one block, bit for bit: the same NumPy functions (log, cos, sin
+    may be NumPy's own SIMD code, not the C library's), on scalars; the products and
+    the square root are IEEE-exact either way."""
+    u0, u1, u2, u3 = _uniforms1(words)
+    r01 = np.sqrt(-2.0 * np.log(u0))
+    r23 = np.sqrt(-2.0 * np.log(u2))
+    t01 = _TWO_PI * u1
+    t23 = _TWO_PI * u3
+    return np.array([r01 * np.cos(t01), r01 * np.sin(t01), r23 * np.cos(t23), r23 * np.sin(t23)])
 
 
 def _uniforms(words: np.ndarray) -> np.ndarray:
@@ -66,11 +110,19 @@ class KeyedNoise:
         self.seed = int(seed)
         self.component = component
         self._keys: dict[str, np.ndarray] = {}
+        self._int_keys: dict[str, tuple[int, int]] = {}
 
     def _key(self, channel: str) -> np.ndarray:
         key = self._keys.get(channel)
         if key is None:
             key = self._keys[channel] = channel_key(self.seed, self.component, channel)
+        return key
+
+    def _int_key(self, channel: str) -> tuple[int, int]:
+        key = self._int_keys.get(channel)
+        if key is None:
+            k = self._key(channel)
+            key = self._int_keys[channel] = (int(k[0]), int(k[1]))
         return key
 
     @staticmethod
@@ -84,21 +136,25 @@ class KeyedNoise:
     def normal(self, index: int, channel: str, size: int | None = None):
         """Standard normal value(s) of sample ``index`` on ``channel`` (size 1..4, or None
         for a scalar)."""
-        z = _normals(_blocks(self._key(channel), int(index), 1))[0]
+        z = _normals1(_block(self._int_key(channel), int(index)))
         return float(z[0]) if size is None else z[: self._width(size)]
 
     def uniform(self, index: int, channel: str, size: int | None = None):
         """Uniform (0, 1] value(s) of sample ``index`` on ``channel``."""
-        u = _uniforms(_blocks(self._key(channel), int(index), 1))[0]
-        return float(u[0]) if size is None else u[: self._width(size)]
+        u = _uniforms1(_block(self._int_key(channel), int(index)))
+        return u[0] if size is None else np.array(u[: self._width(size)])
 
     def normal_range(self, first: int, count: int, channel: str, size: int = 1) -> np.ndarray:
         """Samples ``first .. first+count-1`` at once: shape (count, size). Row i equals
         ``normal(first + i, channel, size)``."""
+        if count == 1:  # one sample per step: the scalar path, the same values
+            return _normals1(_block(self._int_key(channel), int(first)))[None, : self._width(size)]
         return _normals(_blocks(self._key(channel), int(first), int(count)))[:, : self._width(size)]
 
     def uniform_range(self, first: int, count: int, channel: str, size: int = 1) -> np.ndarray:
         """Uniforms of samples ``first .. first+count-1``: shape (count, size)."""
+        if count == 1:
+            return np.array(_uniforms1(_block(self._int_key(channel), int(first)))[: self._width(size)])[None, :]
         return _uniforms(_blocks(self._key(channel), int(first), int(count)))[:, : self._width(size)]
 
     def normal_batch(self, indices, channel: str, size: int = 1) -> np.ndarray:

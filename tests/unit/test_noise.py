@@ -87,3 +87,22 @@ def test_draws_are_standard_normal_and_uncorrelated():
     assert abs(lag) < 0.01  # consecutive samples too
     # tails: P(|z| > 3) = 0.0027
     assert abs((np.abs(x) > 3).mean() - 0.0027) < 0.0005
+
+
+def test_one_sample_path_equals_the_vectorised_path_bit_for_bit():
+    """A single draw (normal, uniform, a range of one) is computed in Python integers
+    rather than through NumPy's Philox generator (faster for the one-sample-per-step
+    sensors); the values must be the generator's, to the bit, wherever the index is."""
+    n = KeyedNoise(11, "imu")
+    indices = [0, 1, 2, 3, 1000, 2**32 - 1, 2**32, 2**53 + 1, 2**63, 2**64 - 2]
+    for k in indices:
+        ref_n = n.normal_range(k, 2, "gyro_white", 4)[0]  # a range of two: NumPy's Philox
+        ref_u = n.uniform_range(k, 2, "u", 4)[0]
+        assert np.array_equal(n.normal(k, "gyro_white", 4), ref_n), k
+        assert np.array_equal(n.normal_range(k, 1, "gyro_white", 3)[0], ref_n[:3]), k
+        assert n.normal(k, "gyro_white") == ref_n[0]
+        assert np.array_equal(n.uniform(k, "u", 4), ref_u), k
+        assert np.array_equal(n.uniform_range(k, 1, "u", 2)[0], ref_u[:2]), k
+        assert n.uniform(k, "u") == ref_u[0]
+    with pytest.raises(ValueError, match="sample indices"):
+        n.normal(-1, "x")
