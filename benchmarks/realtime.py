@@ -32,7 +32,6 @@ import platform
 import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np

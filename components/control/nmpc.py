@@ -53,7 +53,7 @@ from ..component import Component, Port, param
 from ..errors import ParameterError
 from .fossen import FossenModel, rk4, rotation_euler
 from .pid import make_wrench
-from .state import Kinematics, kinematics, state_message_class
+from .state import Kinematics, StateInput, kinematics, state_message_class, state_type_param
 
 NX, NU = 12, 4
 U_AXES = (0, 1, 2, 5)  # u = (X, Y, Z, N) in the 6-DOF wrench
@@ -287,7 +287,7 @@ def _floats(name: str, value: Any, n: int, component: str, *, minimum: float | N
     return tuple(float(v) for v in value)
 
 
-class Nmpc(Component):
+class Nmpc(StateInput, Component):
     """Nonlinear MPC (CasADi, SQP with a Gauss–Newton Hessian) on the Fossen model of the
     vehicle profile: 4-DOF pose tracking, roll and pitch held level.
 
@@ -336,19 +336,10 @@ class Nmpc(Component):
             0.2, "offset-free filter gain in [0, 1] (0: no disturbance estimate)")
         disturbance_limit: float = param(0.5, "|d̂| bound as a fraction of the input box")
         max_iterations: int = param(5, "SQP iterations per solve (bounds the solve time)")
-        state_type: str = param(
-            "moonpool.v1.VehicleState", "message type of the state input: moonpool.v1.VehicleState "
-            "(truth) or moonpool.v1.NavigationState (an estimator's output)")
+        state_type: str = state_type_param()
         profile: dict[str, Any] = param(
             {}, "vehicle profile (the rig's profile key): [parameters] is the model, "
             "[[thrusters]] gives the input box")
-
-    @classmethod
-    def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
-        state_cls = state_message_class(params.state_type, "")
-        inputs = tuple(Port(p.name, state_cls, p.description) if p.name == "state" else p
-                       for p in cls.inputs)
-        return inputs, tuple(cls.outputs)
 
     def configure(self, params: Parameters) -> None:
         name = self.name

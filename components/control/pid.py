@@ -43,7 +43,8 @@ from moonpool.v1 import navigation_pb2, vehicle_pb2
 from ..component import Component, Port, param
 from ..errors import ParameterError
 from .fossen import FossenModel
-from .state import Kinematics, kinematics, state_message_class, wrap_angle
+from .state import (Kinematics, StateInput, kinematics, state_message_class, state_type_param,
+                    wrap_angle)
 
 AXES = ("x", "y", "z", "yaw")
 
@@ -118,7 +119,7 @@ def _tuple4(name: str, value: Any, component: str, *, positive: bool = False) ->
     return tuple(float(v) for v in value)
 
 
-class WorldFramePid(Component):
+class WorldFramePid(StateInput, Component):
     """World-frame 4-DOF PID (x, y, z, yaw) with anti-windup and deadband; the wrench is
     rotated into the body by the yaw (seed 003).
 
@@ -160,19 +161,10 @@ class WorldFramePid(Component):
         buoyancy_feedforward: bool = param(True, "add B − W (from the profile) to the heave force")
         model_feedforward: bool = param(
             True, "add R (M a_ref + D(ν_ref) ν_ref) from the setpoint's velocity and acceleration")
-        state_type: str = param(
-            "moonpool.v1.VehicleState", "message type of the state input: moonpool.v1.VehicleState "
-            "(truth) or moonpool.v1.NavigationState (an estimator's output)")
+        state_type: str = state_type_param()
         profile: dict[str, Any] = param(
             {}, "vehicle profile (the rig's profile key): [parameters] for the feed-forward, "
             "[[thrusters]] for the default output limits")
-
-    @classmethod
-    def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
-        state_cls = state_message_class(params.state_type, "")
-        inputs = tuple(Port(p.name, state_cls, p.description) if p.name == "state" else p
-                       for p in cls.inputs)
-        return inputs, tuple(cls.outputs)
 
     def configure(self, params: Parameters) -> None:
         name = self.name

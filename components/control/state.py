@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from moonpool.v1 import navigation_pb2, vehicle_pb2
 
+from ..component import Port, param
 from ..errors import ParameterError
 
 STATE_TYPES = {
@@ -29,6 +30,28 @@ def state_message_class(type_name: str, component: str):
     except KeyError:
         raise ParameterError(f"state_type {type_name!r} is not a state message", component=component,
                              fix=f"use one of {', '.join(STATE_TYPES)}") from None
+
+
+def state_type_param() -> str:
+    """The ``state_type`` parameter of a controller (a dataclass field)."""
+    return param(
+        "moonpool.v1.VehicleState", "message type of the state input: moonpool.v1.VehicleState "
+        "(truth) or moonpool.v1.NavigationState (an estimator's output)")
+
+
+class StateInput:
+    """Mixin for a controller whose ``state`` input takes the message type named by its
+    ``state_type`` parameter (:func:`state_type_param`); the other ports are the class's."""
+
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
+
+    @classmethod
+    def ports_for(cls, params) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
+        state_cls = state_message_class(params.state_type, "")
+        inputs = tuple(Port(p.name, state_cls, p.description) if p.name == "state" else p
+                       for p in cls.inputs)
+        return inputs, tuple(cls.outputs)
 
 
 def wrap_angle(a: float) -> float:

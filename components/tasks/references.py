@@ -123,11 +123,12 @@ class Polyline:
 
 
 @dataclass(frozen=True)
-class Ellipse:
-    """p(θ) = c + (a cos θ − a, b sin θ, h sin θ)  — starts at c, θ from 0 to 2π·laps.
+class ClosedCurve:
+    """A closed curve p(θ) = c + f(θ), run ``laps`` times at θ̇ = 2π/period after a
+    smooth ramp (``ramped_phase``); subclasses give the shape f(θ), f'(θ), f''(θ).
 
-    Semi-axes a (north), b (east), m; a heave oscillation of amplitude h (m) makes it
-    a 3-D reference. The curve starts at its own point c (θ = 0 maps to c).
+    The common fields: the start point c (NED, m), the shape's sizes a (north), b
+    (east), the heave amplitude h (m), the period (s), the laps and the ramp (s).
     """
 
     center: tuple[float, float, float]
@@ -141,6 +142,29 @@ class Ellipse:
     @property
     def duration_s(self) -> float:
         return self.laps * self.period_s + self.ramp_s / 2
+
+    def _shape(self, th: float) -> tuple[Vec, Vec, Vec]:
+        raise NotImplementedError
+
+    def at(self, tau: float) -> RefPoint:
+        """Chain rule: ṗ = f'(θ) θ̇, p̈ = f''(θ) θ̇² + f'(θ) θ̈."""
+        omega = 2 * math.pi / self.period_s
+        tau = min(tau, self.duration_s)
+        th, dth, ddth = ramped_phase(tau, omega, self.ramp_s)
+        if tau >= self.duration_s:
+            dth = ddth = 0.0
+        f, df, ddf = self._shape(th)
+        c = np.asarray(self.center, dtype=float)
+        return RefPoint(c + f, df * dth, ddf * dth * dth + df * ddth)
+
+
+@dataclass(frozen=True)
+class Ellipse(ClosedCurve):
+    """p(θ) = c + (a cos θ − a, b sin θ, h sin θ)  — starts at c, θ from 0 to 2π·laps.
+
+    Semi-axes a (north), b (east), m; a heave oscillation of amplitude h (m) makes it
+    a 3-D reference. The curve starts at its own point c (θ = 0 maps to c).
+    """
 
     def _shape(self, th: float) -> tuple[Vec, Vec, Vec]:
         a, b, h = self.a_m, self.b_m, self.heave_m
@@ -150,29 +174,14 @@ class Ellipse:
         ddf = np.array([-a * c, -b * s, -h * s])
         return f, df, ddf
 
-    def at(self, tau: float) -> RefPoint:
-        return _closed_curve(self, tau)
-
 
 @dataclass(frozen=True)
-class Lemniscate:
+class Lemniscate(ClosedCurve):
     """Lemniscate of Gerono: p(θ) = c + (a sin θ, (b/2) sin 2θ, h sin θ).
 
     A figure of eight a (north) by b (east) metres wide, crossing itself at c (where it
     starts); heave h (m) makes it 3-D.
     """
-
-    center: tuple[float, float, float]
-    a_m: float
-    b_m: float
-    heave_m: float
-    period_s: float
-    laps: float = 1.0
-    ramp_s: float = 5.0
-
-    @property
-    def duration_s(self) -> float:
-        return self.laps * self.period_s + self.ramp_s / 2
 
     def _shape(self, th: float) -> tuple[Vec, Vec, Vec]:
         a, b, h = self.a_m, self.b_m, self.heave_m
@@ -182,21 +191,6 @@ class Lemniscate:
         df = np.array([a * c1, b * c2, h * c1])
         ddf = np.array([-a * s1, -2 * b * s2, -h * s1])
         return f, df, ddf
-
-    def at(self, tau: float) -> RefPoint:
-        return _closed_curve(self, tau)
-
-
-def _closed_curve(curve: Ellipse | Lemniscate, tau: float) -> RefPoint:
-    """Chain rule: ṗ = f'(θ) θ̇, p̈ = f''(θ) θ̇² + f'(θ) θ̈."""
-    omega = 2 * math.pi / curve.period_s
-    tau = min(tau, curve.duration_s)
-    th, dth, ddth = ramped_phase(tau, omega, curve.ramp_s)
-    if tau >= curve.duration_s:
-        dth = ddth = 0.0
-    f, df, ddf = curve._shape(th)
-    c = np.asarray(curve.center, dtype=float)
-    return RefPoint(c + f, df * dth, ddf * dth * dth + df * ddth)
 
 
 # ------------------------------------------------------------------ the task sets
