@@ -107,7 +107,8 @@ class Pacer:
     half speed). ``period_ns``: the simulation period of the fastest component (the
     ``skip`` threshold is that period at the factor). ``clock`` (monotonic ns) and
     ``sleep`` (seconds) are injectable for tests; ``idle`` is called between sleep
-    slices. ``manage_gc``: take the garbage collector over while pacing.
+    slices of at most ``idle_slice_s`` seconds. ``manage_gc``: take the garbage
+    collector over while pacing.
     """
 
     def __init__(
@@ -120,6 +121,7 @@ class Pacer:
         clock: Callable[[], int] = time.monotonic_ns,
         sleep: Callable[[float], Any] = time.sleep,
         idle: Callable[[], Any] | None = None,
+        idle_slice_s: float = IDLE_SLICE_S,
         manage_gc: bool = True,
         priority: int = 0,
     ) -> None:
@@ -130,6 +132,8 @@ class Pacer:
             raise ValueError(f"overrun policy must be one of {OVERRUN_POLICIES}, got {policy!r}")
         if period_ns <= 0:
             raise ValueError(f"period_ns must be > 0, got {period_ns}")
+        if not idle_slice_s > 0:
+            raise ValueError(f"idle_slice_s must be > 0, got {idle_slice_s}")
         if not 0 <= priority <= 99:
             raise ValueError(f"priority must be 0 (normal) or 1-99 (SCHED_FIFO), got {priority}")
         self.factor = factor
@@ -142,6 +146,8 @@ class Pacer:
         self._clock = clock
         self._sleep = sleep
         self._idle = idle
+        self.idle_slice_s = float(idle_slice_s)
+        """Longest single sleep between two ``idle`` calls, seconds."""
         self._manage_gc = manage_gc
         self._gc_state: tuple[bool, bool] | None = None  # (was enabled, froze)
         self.priority = priority
@@ -251,13 +257,13 @@ class Pacer:
         self.scheduler = f"SCHED_FIFO {self.priority}"
 
     def _sleep_until(self, wake: int, now: int) -> None:
-        sleep, clock, idle = self._sleep, self._clock, self._idle
+        sleep, clock, idle, slice_s = self._sleep, self._clock, self._idle, self.idle_slice_s
         while True:
             left = (wake - now) * 1e-9
-            if left <= IDLE_SLICE_S:
+            if left <= slice_s:
                 sleep(left)
                 return
-            sleep(IDLE_SLICE_S)
+            sleep(slice_s)
             if idle is not None:
                 idle()
             now = clock()

@@ -44,7 +44,7 @@ from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
 from .adapters.replay import ReplayAdapter
 from .execution import Execution
-from .realtime import Pacer
+from .realtime import IDLE_SLICE_S, Pacer
 from .recording import INITIALIZE_METADATA, Digest, Recorder
 from .rig import Rig
 
@@ -171,8 +171,12 @@ def make_pacer(rig: Rig, adapters: dict[str, Adapter],
             a.keepalive(now)
 
     period = min(c.schedule.nominal_period_ns for c in rig.components)
+    # Sleep at most a quarter heartbeat interval between keepalives, so a connection
+    # silent for the interval gets its heartbeat within 1.25 intervals, however slow
+    # the factor (peer_timeout only has to exceed the interval).
+    slice_s = min(IDLE_SLICE_S, rig.run.heartbeat_interval_ns * 0.25e-9)
     return Pacer(rig.run.realtime, rig.run.overrun, period_ns=max(period, 1), idle=idle,
-                 sleep=sleep, priority=rig.run.realtime_priority)
+                 idle_slice_s=slice_s, sleep=sleep, priority=rig.run.realtime_priority)
 
 
 def insecure_components(rig: Rig) -> list[str]:

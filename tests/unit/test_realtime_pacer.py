@@ -192,6 +192,18 @@ def test_long_waits_are_sliced_and_idle_is_called():
     assert max(p.lateness) <= fc.read_ns
 
 
+def test_a_shorter_idle_slice_is_honoured():
+    fc = FakeClock()
+    calls = []
+    p = pacer(fc, factor=Fraction(1, 100), idle=lambda: calls.append(fc.now), idle_slice_s=0.05)
+    run_ticks(p, fc, [0, 10 * MS], 1 * MS)  # one wait of ~1 s
+    assert max(fc.sleeps) <= 0.05
+    gaps = [b - a for a, b in zip(calls, calls[1:])]
+    assert len(calls) >= 18 and max(gaps) <= 0.05e9 + 10 * fc.read_ns
+    with pytest.raises(ValueError, match="idle_slice_s"):
+        pacer(FakeClock(), idle_slice_s=0)
+
+
 def test_summary_block():
     fc = FakeClock()
     p = pacer(fc)
@@ -286,6 +298,19 @@ def test_rig_keys(tmp_path):
     r = _rig(tmp_path, 'realtime = 2\noverrun = "abort"\nrealtime_priority = 50').run
     assert (r.realtime, r.overrun, r.realtime_priority) == (2, "abort", 50)
     assert _rig(tmp_path, "realtime = false", realtime=0.5).run.realtime == Fraction(1, 2)
+
+
+def test_the_rig_pacer_keeps_heartbeats_within_the_heartbeat_interval(tmp_path):
+    """Between keepalives the rig's pacer sleeps at most a quarter heartbeat interval
+    (and never more than IDLE_SLICE_S), so a short interval is honoured in real time."""
+    from moonpool.orchestrator.run import make_pacer
+
+    short = make_pacer(_rig(tmp_path, 'realtime = 0.01\nheartbeat_interval = "0.2s"\n'
+                                      'peer_timeout = "0.3s"'), {})
+    assert short.idle_slice_s == pytest.approx(0.05)
+    default = make_pacer(_rig(tmp_path, "realtime = 1"), {})
+    assert default.idle_slice_s == IDLE_SLICE_S
+    assert make_pacer(_rig(tmp_path, ""), {}) is None
 
 
 def test_bad_rig_keys_are_all_reported(tmp_path):
