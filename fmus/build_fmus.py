@@ -246,6 +246,14 @@ def model_description_fmi3() -> str:
     return "\n".join(out)
 
 
+def _source_files_fmi2() -> str:
+    """FMI 2.0 lists the C sources of ``sources/`` in each interface element (<SourceFiles>);
+    FMI-2-only importers (fmpy, fmu-manipulation-toolbox) read them from there, not from
+    ``sources/buildDescription.xml``."""
+    files = "\n".join(f'      <File name="{s}"/>' for s in ["fmi2.c", *C_SOURCES])
+    return f"    <SourceFiles>\n{files}\n    </SourceFiles>"
+
+
 def model_description_fmi2() -> str:
     types2 = {"Float64": "Real", "Int32": "Integer", "Boolean": "Boolean"}
     out = ['<?xml version="1.0" encoding="UTF-8"?>',
@@ -253,9 +261,11 @@ def model_description_fmi2() -> str:
            f'description="{escape(DESCRIPTION)}" generationTool="moonpool fmus/build_fmus.py" '
            'variableNamingConvention="flat" numberOfEventIndicators="0">',
            f'  <ModelExchange modelIdentifier="{MODEL}" completedIntegratorStepNotNeeded="false" '
-           'canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>',
+           'canGetAndSetFMUstate="true" canSerializeFMUstate="true">',
+           _source_files_fmi2(), "  </ModelExchange>",
            f'  <CoSimulation modelIdentifier="{MODEL}" canHandleVariableCommunicationStepSize="true" '
-           'canGetAndSetFMUstate="true" canSerializeFMUstate="true"/>',
+           'canGetAndSetFMUstate="true" canSerializeFMUstate="true">',
+           _source_files_fmi2(), "  </CoSimulation>",
            _units_xml(),
            '  <DefaultExperiment startTime="0" stopTime="10" stepSize="0.01"/>',
            "  <ModelVariables>"]
@@ -378,18 +388,18 @@ def build_one(version: int, cc: str, headers: Path, dest: Path) -> None:
             z.write(lib, f"binaries/{platform}/{MODEL}{ext}")
             for s in [wrapper, *C_SOURCES, *C_HEADERS]:
                 z.write(SRC / s, f"sources/{s}")
-            if version == 2:
-                z.writestr("sources/buildDescription.xml", _build_description(wrapper, "2.0"))
-            else:
-                z.writestr("sources/buildDescription.xml", _build_description(wrapper, "3.0"))
+            z.writestr("sources/buildDescription.xml", _build_description(wrapper))
         tmp_fmu.replace(dest)
     print(f"built {dest.relative_to(HERE.parent)}", file=sys.stderr)
 
 
-def _build_description(wrapper: str, fmi_version: str) -> str:
+def _build_description(wrapper: str) -> str:
+    """sources/buildDescription.xml. Its format is FMI 3.0's (fmi3BuildDescription.xsd) in both
+    FMUs: FMI 2.0.4 adopted that file "as defined in the FMI 3.0 specification", so its
+    fmiVersion is "3.0" in the FMI 2 FMU as well (fmpy and the schema reject "2.0")."""
     files = "\n".join(f'      <SourceFile name="{s}"/>' for s in [wrapper, *C_SOURCES])
     return (f'<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<fmiBuildDescription fmiVersion="{fmi_version}">\n'
+            f'<fmiBuildDescription fmiVersion="3.0">\n'
             f'  <BuildConfiguration modelIdentifier="{MODEL}">\n'
             f'    <SourceFileSet language="C99">\n{files}\n    </SourceFileSet>\n'
             f'    <Library name="m"/>\n'
