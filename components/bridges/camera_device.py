@@ -39,6 +39,7 @@ from moonpool.v1 import vision_pb2
 
 from ..component import Attached, Component, Port, param
 from ..errors import ParameterError, StepFailed
+from ..localization.detect import uint16_to_8bit
 
 log = logging.getLogger("moonpool.bridges.camera")
 
@@ -455,9 +456,8 @@ class CameraDevice(Component):
         channels = ENCODINGS[p.encoding]
         if img.ndim == 3 and img.shape[2] == 4:
             img = cv2.cvtColor(img, cv2.COLOR_BGRA2BGR)
-        if img.dtype != np.uint8:  # 16-bit images from a folder: keep the top 8 bits
-            img = (img >> 8).astype(np.uint8) if img.dtype == np.uint16 else \
-                cv2.convertScaleAbs(img)
+        if img.dtype != np.uint8:  # 16-bit images from a folder: their significant bits
+            img = uint16_to_8bit(img) if img.dtype == np.uint16 else cv2.convertScaleAbs(img)
         if channels == 1 and img.ndim == 3:
             img = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY)
         elif channels == 3 and img.ndim == 2:

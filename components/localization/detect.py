@@ -100,8 +100,19 @@ class DetectionResult:
     """(id, reason) of detections that were dropped."""
 
 
+def uint16_to_8bit(img: np.ndarray) -> np.ndarray:
+    """16-bit pixels to 8 bits by their significant bits: ``v >> (b − 8)``, where b
+    (≥ 8) is the bit length of the image's largest value. Data of 16 bits keeps its
+    high byte; 10-, 12- or 14-bit data stored right-aligned (0–4095 for 12 bits, as
+    many machine-vision cameras write it) fills the 8-bit range too, instead of
+    reading 16× too dark."""
+    shift = max(0, int(img.max(initial=0)).bit_length() - 8)
+    return (img >> shift).astype(np.uint8)
+
+
 def as_gray8(image: np.ndarray) -> np.ndarray:
-    """A C-contiguous 2-D uint8 view/copy of ``image`` (grey, BGR or BGRA; 8 or 16 bit)."""
+    """A C-contiguous 2-D uint8 view/copy of ``image`` (grey, BGR or BGRA; 8 or 16 bit;
+    16 bit by its significant bits, :func:`uint16_to_8bit`)."""
     img = np.asarray(image)
     if img.ndim == 3:
         if img.shape[2] == 1:
@@ -115,7 +126,7 @@ def as_gray8(image: np.ndarray) -> np.ndarray:
     if img.ndim != 2:
         raise ValueError(f"expected a 2-D image, got shape {img.shape}")
     if img.dtype == np.uint16:
-        img = (img >> 8).astype(np.uint8)
+        img = uint16_to_8bit(img)
     elif img.dtype != np.uint8:
         if np.issubdtype(img.dtype, np.floating):
             img = np.clip(img * (255.0 if img.max() <= 1.0 else 1.0), 0, 255).astype(np.uint8)

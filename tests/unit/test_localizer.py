@@ -66,6 +66,23 @@ def test_detector_pitfalls_are_handled():
     assert as_gray8(np.full((4, 4), 65535, np.uint16)).max() == 255
 
 
+def test_16_bit_images_are_read_by_their_significant_bits(renderer, detector):
+    """16-bit data keeps its high byte; 12-bit data stored right-aligned (0-4095, as many
+    machine-vision cameras write it) reads as bright as left-aligned, and its tags are
+    found where the 8-bit image's are (plain v >> 8 would read it 16x too dark)."""
+    img8 = renderer.render(POSES[0], np.random.default_rng(2))
+    twelve = img8.astype(np.uint16) * 16 + 7          # right-aligned 12 bit, 0..4087
+    full16 = img8.astype(np.uint16) * 257             # full 16 bit
+    assert np.array_equal(as_gray8(twelve), img8)
+    assert np.array_equal(as_gray8(full16), img8)
+    assert np.array_equal(as_gray8(twelve << 4), img8)  # the same data left-aligned
+    assert as_gray8(np.zeros((3, 3), np.uint16)).max() == 0
+    ref = {d.id: d.corners for d in detector.detect(img8).detections}
+    got = {d.id: d.corners for d in detector.detect(twelve).detections}
+    assert sorted(got) == sorted(ref) == [0, 1]
+    assert all(np.array_equal(got[i], ref[i]) for i in ref)
+
+
 def test_rendered_corners_are_where_the_forward_projection_puts_them(renderer, detector):
     """Render (ray tracing) -> detect: the corners agree with the forward projection
     (validated against the quartic) to a small fraction of a pixel, with no bias."""
