@@ -26,6 +26,18 @@ P_ATM = 101_325.0  # standard atmosphere, Pa
 # ----------------------------------------------------------------- rotations
 
 
+def cross(a: Any, b: Any) -> np.ndarray:
+    """a × b over the last axis, broadcasting (3-vectors or stacks of them).
+
+    The same products and differences, in the same order, as ``np.cross`` (so the
+    same bits), without its axis handling: ~1-2 µs instead of ~30 for one pair."""
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
+    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
+    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def rot_from_quat(q: np.ndarray) -> np.ndarray:
     """R (3x3, or (..., 3, 3)) from unit quaternions (..., 4) = (w, x, y, z): v_world = R v_body."""
     q = np.asarray(q, dtype=float)

@@ -47,7 +47,8 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 from ..component import Component, Port, param
 from ..errors import ParameterError
 from ..noise import KeyedNoise
-from .common import Latency, Mount, Truth, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import (Latency, Mount, Truth, cross, refuse, rot_from_quat, set_valid,
+                     truth_from_state)
 
 VALID = 0
 OUT_OF_RANGE = common_pb2.REFUSAL_REASON_OUT_OF_RANGE
@@ -343,7 +344,7 @@ class DvlModel:
         r = self.mount.r
         v = np.atleast_2d(np.asarray(truth.velocity_body_mps, dtype=float))
         w = np.atleast_2d(np.asarray(truth.angular_velocity_body_radps, dtype=float))
-        v_body = v + np.cross(w, r)  # velocity of the sensor point, body frame
+        v_body = v + cross(w, r)  # velocity of the sensor point, body frame
         v_s = np.einsum("ji,nj->ni", R_bs, v_body)
         R_ws = np.einsum("nij,jk->nik", R_wb, R_bs)
         p_s = pos + np.einsum("nij,j->ni", R_wb, r)

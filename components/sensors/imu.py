@@ -45,7 +45,8 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 from ..component import Component, Port, param
 from ..errors import ParameterError
 from ..noise import KeyedNoise
-from .common import G, Latency, Mount, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import (G, Latency, Mount, cross, refuse, rot_from_quat, set_valid,
+                     truth_from_state)
 
 FLICKER_FACTOR = 0.664
 """Allan floor of flicker (bias instability) noise: σ_min = sqrt(2 ln 2 / π) B."""
@@ -238,8 +239,8 @@ def specific_force_and_rate(quat, vel, omega, accel, omega_dot, mount: Mount = M
     q = np.asarray(quat, dtype=float)
     w = np.asarray(omega, dtype=float)
     r = np.broadcast_to(mount.r, w.shape)
-    a = (np.asarray(accel, dtype=float) + np.cross(w, vel) + np.cross(omega_dot, r)
-         + np.cross(w, np.cross(w, r)))
+    a = (np.asarray(accel, dtype=float) + cross(w, vel) + cross(omega_dot, r)
+         + cross(w, cross(w, r)))
     R_wb = rot_from_quat(q)
     g_body = np.einsum("...ji,j->...i", R_wb, np.array([0.0, 0.0, G]))  # R_wbᵀ g
     R_bs = mount.R_bs

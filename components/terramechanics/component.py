@@ -42,6 +42,7 @@ from moonpool.v1 import signals_pb2, vehicle_pb2
 
 from ..component import Component, Port, param
 from ..errors import ParameterError
+from ..sensors.common import cross
 from . import bekker
 from .bekker import Soil, slip_ratio
 from .soils import PRESETS, soil_from
@@ -76,13 +77,6 @@ def mass_matrix(p: Mapping[str, float]) -> np.ndarray:
     M[3:, 3:] = I_g - m * S @ S
     M += np.diag([p[f"A_{c}"] for c in "uvwpqr"])
     return M
-
-
-def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a × b over the last axis (broadcasting); np.cross is several times slower."""
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def _third_row(q: np.ndarray) -> np.ndarray:
@@ -266,9 +260,9 @@ class SoilModel:
         if nt:
             ends = np.stack([self._front, self._rear])                 # (2, T, 3)
             z_ends = depth + ends @ row - self.seabed                  # (2, T)
-            v_ends = v_lin + _cross(omega, ends)                     # (2, T, 3)
+            v_ends = v_lin + cross(omega, ends)                     # (2, T, 3)
             zdot_ends = v_ends @ row
-            v_centre = v_lin + _cross(omega, g.track_pos)            # (T, 3)
+            v_centre = v_lin + cross(omega, g.track_pos)            # (T, 3)
             u = v_centre[:, 0]
             V = drive[:nt]
             ref = np.maximum(np.maximum(np.abs(V), np.abs(u)), self.v_floor)
@@ -289,18 +283,18 @@ class SoilModel:
             force = np.stack([f.tau_x * f.weight, f.tau_y * f.weight, -f.sigma * f.weight], axis=-1)
             rc = f.compaction_resistance_n * (u / np.maximum(np.abs(u), self.v_floor))
             wrench[:3] += force.sum(axis=(0, 1))
-            wrench[3:] += _cross(pts, force).sum(axis=(0, 1))
+            wrench[3:] += cross(pts, force).sum(axis=(0, 1))
             rc_force = np.zeros((nt, 3))
             rc_force[:, 0] = -rc
             wrench[0] -= rc.sum()
-            wrench[3:] += _cross(g.track_pos, rc_force).sum(axis=0)
+            wrench[3:] += cross(g.track_pos, rc_force).sum(axis=0)
             area += float(np.sum(np.where(f.sigma > 0, f.weight, 0.0)))
             parts.append((f.traction_n, np.abs(rc), f.lateral_n, f.normal_n,
                           f.sinkage_m, i, u, V))
         nw = len(g.wheel_names)
         if nw:
             z = depth + g.wheel_pos @ row + g.wheel_r - self.seabed
-            v_c = v_lin + _cross(omega, g.wheel_pos)
+            v_c = v_lin + cross(omega, g.wheel_pos)
             u = v_c[:, 0]
             V = drive[nt:]
             ref = np.maximum(np.maximum(np.abs(V), np.abs(u)), self.v_floor)
@@ -319,7 +313,7 @@ class SoilModel:
             force = np.stack([(f.tau_x * c - f.sigma * s) * w, f.tau_y * w,
                               -(f.sigma * c + f.tau_x * s) * w], axis=-1)
             wrench[:3] += force.sum(axis=(0, 1))
-            wrench[3:] += _cross(pts, force).sum(axis=(0, 1))
+            wrench[3:] += cross(pts, force).sum(axis=(0, 1))
             area += float(np.sum(np.where(f.sigma > 0, f.weight * c, 0.0)))
             parts.append((f.traction_n, f.compaction_resistance_n, f.lateral_n, f.normal_n,
                           f.sinkage_m, i, u, V))
