@@ -23,6 +23,19 @@ Layout of a recording (what a reader in another language needs to know):
   sibling channel ``{topic}#data`` (schema id 0, message encoding
   ``application/octet-stream``, channel metadata ``moonpool.attachment_of = {topic}``),
   written right after its message, with the same log time.
+- Views (only with ``run.foxglove_images = true``): each frame of an output of type
+  ``moonpool.v1.ImageHeader`` that carries pixels is also written, header and pixels
+  together, as a ``foxglove.RawImage`` (what Foxglove's Image panel shows) on the
+  channel ``{topic}/foxglove``: message encoding ``protobuf``, schema
+  ``foxglove.RawImage`` (encoding ``protobuf``, a FileDescriptorSet of
+  ``foxglove/RawImage.proto`` and ``google/protobuf/timestamp.proto``), channel
+  metadata ``moonpool.view_of = {topic}``; written right after the frame's ``#data``
+  message, same log and publish time and sequence; ``timestamp`` is the header's
+  ``sim_time_ns`` (the log time for an ImageHeader without header), ``frame_id`` the
+  header's (orchestrator/foxglove.py has the whole mapping). A view copies data
+  already in the recording: it is not a message of the stream, not in the digest, and
+  every reader here skips channels with ``moonpool.view_of``. An output left out by
+  ``run.record_exclude`` has no view either.
 - Metadata record ``moonpool.run`` describes the run; other metadata records (one per
   component, ...) and attachments (the rig file) are added by the run.
 - Metadata record ``moonpool.initialize`` (``messages = N``, written once every
@@ -55,6 +68,9 @@ from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 
 from moonpool.components import wire
 from moonpool.components.errors import MoonpoolError, PortError
+from moonpool.v1 import vision_pb2
+
+from . import foxglove
 
 log = logging.getLogger("moonpool.recording")
 
@@ -66,6 +82,11 @@ ATTACHMENT_SUFFIX = "#data"
 """Suffix of the sibling channel that carries a port's attachments."""
 ATTACHMENT_OF = "moonpool.attachment_of"
 """Channel metadata key on a ``#data`` channel: the topic whose attachments it carries."""
+VIEW_OF = "moonpool.view_of"
+"""Channel metadata key on a view channel (``{topic}/foxglove``): the topic it shows.
+Readers of the message stream skip these channels."""
+FOXGLOVE_IMAGE_SUFFIX = "/foxglove"
+"""Suffix of the channel carrying a port's frames as ``foxglove.RawImage``."""
 RUN_METADATA = "moonpool.run"
 """Name of the metadata record describing the run."""
 INITIALIZE_METADATA = "moonpool.initialize"
@@ -201,6 +222,10 @@ class _Topic:
     channel_id: int
     sequence: int = 0
     data_channel_id: int = 0
+    image_view: bool = False
+    """Whether its attached frames are also written as ``foxglove.RawImage``."""
+    view_channel_id: int = 0
+    view_warned: bool = False
 
 
 def _library() -> str:
@@ -227,6 +252,8 @@ class Recorder:
         rec.close()                  # always (also after a failure): writes the indexes
 
     Also a context manager. See the module docstring for the layout of the file.
+    ``foxglove_images``: also write every attached frame of an ImageHeader topic as a
+    ``foxglove.RawImage`` on ``{topic}/foxglove`` (``run.foxglove_images``).
     """
 
     def __init__(
@@ -235,10 +262,13 @@ class Recorder:
         *,
         metadata: Mapping[str, str] | None = None,
         chunk_size: int = CHUNK_SIZE,
+        foxglove_images: bool = False,
     ) -> None:
         self.path = Path(path)
         self.messages = 0
-        """Messages written (attachments not counted separately)."""
+        """Messages written (attachments and views not counted separately)."""
+        self.foxglove_images = foxglove_images
+        self._view_schema_id = 0
         self._file = _WriteThrough(self.path)
         self._writer = Writer(
             self._file,  # type: ignore[arg-type]  (write/tell/flush is all it uses)
@@ -279,7 +309,8 @@ class Recorder:
             return known.channel_id
         schema_id = self._schema_id(type_name, extra_schemas)
         channel_id = self._writer.register_channel(topic, MESSAGE_ENCODING, schema_id)
-        entry = _Topic(topic, type_name, channel_id)
+        entry = _Topic(topic, type_name, channel_id,
+                       image_view=self.foxglove_images and type_name == foxglove.IMAGE_HEADER)
         self._topics[topic] = entry
         self._channels[channel_id] = entry
         return channel_id
@@ -337,7 +368,8 @@ class Recorder:
         """Write one message; ``log_time_ns`` is its simulation time.
 
         ``publish_time_ns`` defaults to the log time. An ``attachment`` goes on the
-        sibling channel ``{topic}#data`` right after the message, with the same times.
+        sibling channel ``{topic}#data`` right after the message, with the same times
+        (then, with ``foxglove_images``, an image's view on ``{topic}/foxglove``).
         """
         self._check_open()
         entry = self._channels.get(channel_id)
@@ -360,12 +392,48 @@ class Recorder:
                     0,
                     metadata={ATTACHMENT_OF: entry.topic},
                 )
+            data = bytes(memoryview(attachment).cast("B"))
             self._writer.add_message(
-                entry.data_channel_id, log_time=log_time_ns,
-                data=bytes(memoryview(attachment).cast("B")),
+                entry.data_channel_id, log_time=log_time_ns, data=data,
                 publish_time=publish, sequence=sequence,
             )
+            if entry.image_view:
+                self._write_image_view(entry, log_time_ns, publish, sequence, payload, data)
         self.messages += 1
+
+    def _write_image_view(self, entry: _Topic, log_time_ns: int, publish: int,
+                          sequence: int, payload: bytes, pixels: bytes) -> None:
+        """The frame as a ``foxglove.RawImage`` on ``{topic}/foxglove`` (module docstring).
+        A frame that cannot be shown (header does not parse, unknown encoding) gets no
+        view (logged once per topic): a view never fails a run."""
+        view = problem = None
+        try:
+            header = vision_pb2.ImageHeader.FromString(bytes(payload))
+        except DecodeError as exc:
+            problem = f"the ImageHeader does not parse ({exc})"
+        else:
+            view = foxglove.image_view(header, pixels, log_time_ns)
+            if view is None:
+                problem = (f"encoding {header.encoding!r} is not one of "
+                           f"{', '.join(foxglove.BYTES_PER_PIXEL)}")
+        if view is None:
+            if not entry.view_warned:
+                entry.view_warned = True
+                log.warning("recording: frames on %s get no Foxglove view: %s",
+                            entry.topic, problem)
+            return
+        if not self._view_schema_id:
+            self._view_schema_id = self._writer.register_schema(
+                foxglove.RAW_IMAGE, MESSAGE_ENCODING, foxglove.raw_image_schema())
+        if not entry.view_channel_id:
+            entry.view_channel_id = self._writer.register_channel(
+                entry.topic + FOXGLOVE_IMAGE_SUFFIX, MESSAGE_ENCODING, self._view_schema_id,
+                metadata={VIEW_OF: entry.topic},
+            )
+        self._writer.add_message(
+            entry.view_channel_id, log_time=log_time_ns, data=view,
+            publish_time=publish, sequence=sequence,
+        )
 
     def close(self) -> None:
         """Finish the file (indexes, summary, footer) and close it. Idempotent."""
@@ -423,7 +491,8 @@ class RecordedMessage:
 
 
 def read_recording(path: Path | str) -> Iterator[RecordedMessage]:
-    """Messages of a recording in write (publication) order, attachments joined.
+    """Messages of a recording in write (publication) order, attachments joined;
+    view channels (``moonpool.view_of``, e.g. ``{topic}/foxglove``) are skipped.
 
     Works on a file cut short by a crash: everything up to the last complete chunk is
     read (with a warning). Raises MoonpoolError for a file that is not MCAP at all.
@@ -436,6 +505,8 @@ def read_recording(path: Path | str) -> Iterator[RecordedMessage]:
         f.seek(0)
         pending: RecordedMessage | None = None
         for schema, channel, record in _records_in_file_order(f, str(path)):
+            if VIEW_OF in channel.metadata:
+                continue  # a copy of messages already read (a Foxglove view)
             parent = channel.metadata.get(ATTACHMENT_OF)
             if parent is not None:
                 if (
@@ -591,7 +662,8 @@ def digest_of_recording(path: Path | str, topics: Iterable[str] | None = None) -
 
 
 def component_topics(topics: Iterable[str], component: str) -> list[str]:
-    """The port topics ``/{component}/{port}`` among ``topics`` (no ``#data`` channels)."""
+    """The port topics ``/{component}/{port}`` among ``topics`` (no ``#data`` or view
+    channels)."""
     prefix = f"/{component}/"
     return sorted(t for t in topics
                   if t.startswith(prefix) and "/" not in t[len(prefix):]
@@ -603,7 +675,7 @@ class RecordingInfo:
     """What a recording declares, without reading its messages (:func:`recording_info`)."""
 
     topics: dict[str, str]
-    """Port topic -> full type name of its messages (``#data`` channels left out)."""
+    """Port topic -> full type name of its messages (``#data`` and view channels left out)."""
     schemas: dict[str, bytes]
     """Full type name -> schema data (a serialized FileDescriptorSet)."""
     metadata: dict[str, dict[str, str]]
@@ -660,7 +732,7 @@ def recording_info(path: Path | str) -> RecordingInfo:
     topics: dict[str, str] = {}
     types: dict[str, bytes] = {}
     for channel in channels.values():
-        if ATTACHMENT_OF in channel.metadata:
+        if ATTACHMENT_OF in channel.metadata or VIEW_OF in channel.metadata:
             continue
         schema = schemas.get(channel.schema_id)
         type_name = schema.name if schema is not None else ""

@@ -147,6 +147,10 @@ class RunConfig:
     record_exclude: tuple[str, ...] = ()
     """Outputs (``COMPONENT.PORT``) left out of the recording, e.g. camera pixels: their
     messages are still delivered and hashed into the digest, only not written."""
+    foxglove_images: bool = False
+    """Also write every recorded camera frame (an ImageHeader output with pixels) as a
+    ``foxglove.RawImage`` on ``{topic}/foxglove``, which Foxglove's Image panel shows;
+    a view beside the stream: readers skip it and the digest does not change."""
     plots: bool = True
     """Draw PNG plots after the run."""
     realtime: Fraction | None = None

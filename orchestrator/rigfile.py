@@ -73,6 +73,7 @@ RUN_KEYS = (
     "peer_timeout",
     "record",
     "record_exclude",
+    "foxglove_images",
     "plots",
     "realtime",
     "overrun",
@@ -691,6 +692,8 @@ def _run_config(
         )
     record = _bool(report, "run.record", table.get("record", d.record))
     exclude = _record_exclude(report, table.get("record_exclude", []), names)
+    foxglove_images = _bool(report, "run.foxglove_images",
+                            table.get("foxglove_images", d.foxglove_images))
     plots = _bool(report, "run.plots", table.get("plots", d.plots))
     realtime = _factor(report, "run.realtime", table.get("realtime", False))
     if realtime_arg is not None:
@@ -714,6 +717,7 @@ def _run_config(
         peer_timeout_ns=d.peer_timeout_ns if peer_timeout is None else peer_timeout,
         record=d.record if record is None else record,
         record_exclude=exclude,
+        foxglove_images=d.foxglove_images if foxglove_images is None else foxglove_images,
         plots=d.plots if plots is None else plots,
         realtime=realtime,
         overrun=overrun or d.overrun,  # type: ignore[arg-type]

@@ -204,6 +204,7 @@ def run_rig(
         recorder = Recorder(
             recording_path,
             metadata={"rig": rig.name, "seed": str(rig.run.seed), "algorithm": rig.run.algorithm},
+            foxglove_images=rig.run.foxglove_images,
         )
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
     observer = RunObserver(recorder, rig.run.record_exclude)

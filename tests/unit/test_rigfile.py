@@ -79,7 +79,7 @@ def test_minimal_rig_gets_the_defaults(tmp_path: Path) -> None:
     run = rig.run
     assert (run.until_ns, run.seed, run.algorithm, run.order) == (10**9, 0, "jacobi", ())
     assert (run.heartbeat_interval_ns, run.peer_timeout_ns) == (10**9, 10 * 10**9)
-    assert run.record is True and run.plots is True
+    assert run.record is True and run.plots is True and run.foxglove_images is False
     assert [c.name for c in rig.components] == ["src", "sink"]
     src = rig.component("src")
     assert src.placement == "inproc" and src.endpoint == "" and src.parameters == {}
@@ -111,6 +111,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
         heartbeat_interval = "500ms"
         peer_timeout = "5s"
         record = false
+        foxglove_images = true
         plots = false
         safe_stop = ["a"]
 
@@ -146,7 +147,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
     assert rig.run.until_ns == 2_500_000_000 and rig.run.seed == 42
     assert rig.run.algorithm == "gauss-seidel" and rig.run.order == ("b", "a")
     assert rig.run.heartbeat_interval_ns == 500_000_000 and rig.run.peer_timeout_ns == 5 * 10**9
-    assert rig.run.record is False and rig.run.plots is False
+    assert rig.run.record is False and rig.run.plots is False and rig.run.foxglove_images is True
     a, b = rig.components
     assert a.schedule == Schedule(Fraction(2997, 100), 1_000_000)
     assert (a.step_timeout_ns, a.setup_timeout_ns) == (100_000_000, 60 * 10**9)
