@@ -242,6 +242,9 @@ def parse_setup(data: Mapping[str, Any], source: str = "") -> PoolSetup:
 
     def get(key: str, default: Any = ...) -> Any:
         if key in data:
+            if key in cam and cam[key] != data[key]:
+                raise _fail(source, key, "given twice, at the top level and in \"camera\", "
+                            "with different values", f"keep one {key} (delete the other)")
             return data[key]
         if key in cam:
             return cam[key]

@@ -119,3 +119,15 @@ def test_example_is_a_camera_above_the_water_looking_down():
     assert s.t_wc[2] < s.water_z
     assert s.R_wc[2, 2] > math.cos(math.radians(5))
     json.dumps(setup_to_dict(s))  # JSON-able
+
+
+def test_a_key_both_at_the_top_level_and_in_camera():
+    """The same key in both places is fine when it agrees; different values are refused
+    naming the key (one of them would otherwise be ignored without a word)."""
+    d = dict(MINIMAL, camera={"K": list(MINIMAL["K"]), "t_wc": [0.0, 0.0, -2.5]})
+    assert parse_setup(d).K == tuple(MINIMAL["K"])
+    d["camera"]["t_wc"] = [0.0, 0.0, -2.4]
+    with pytest.raises(ParameterError) as info:
+        parse_setup(d, "pool/setup.json")
+    text = str(info.value)
+    assert "pool/setup.json: t_wc: given twice" in text and "keep one t_wc" in text
