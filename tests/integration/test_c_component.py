@@ -441,16 +441,18 @@ def test_mutated_requests_are_classified_as_protobuf_does(scaler, ctx):
 def test_a_silent_orchestrator_loses_the_session(scaler, ctx):
     a = _dealer(ctx, scaler.endpoint)
     b = _dealer(ctx, scaler.endpoint)
-    conf = lc.Configure(instance_name="quiet", peer_timeout_ns=300 * MS,
+    # Half a second of margin on either side of the 1 s peer timeout: a loaded CI
+    # machine may stall a process for a good fraction of that.
+    conf = lc.Configure(instance_name="quiet", peer_timeout_ns=1000 * MS,
                         parameters=[_param("gain", double_value=1.0)])
     assert _call(a, _request(1, configure=conf)).WhichOneof("body") == "ack"
     _error(_call(b, _request(1, configure=conf)), lc.ERROR_CODE_BUSY, 1)
-    time.sleep(0.2)
+    time.sleep(0.5)
     assert _call(a, _request(2, heartbeat=lc.Heartbeat())).heartbeat.state == \
         lc.COMPONENT_STATE_CONFIGURED  # a heartbeat counts as hearing from it
-    time.sleep(0.2)
-    _error(_call(b, _request(2, configure=conf)), lc.ERROR_CODE_BUSY, 2)
     time.sleep(0.5)
+    _error(_call(b, _request(2, configure=conf)), lc.ERROR_CODE_BUSY, 2)
+    time.sleep(1.0)
     assert _call(b, _request(3, configure=conf)).WhichOneof("body") == "ack"
     assert "session ends (peer timeout)" in scaler.log_text()
     _error(_call(a, _request(3, initialize=lc.Initialize())), lc.ERROR_CODE_BUSY, 3)
