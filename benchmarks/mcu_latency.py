@@ -24,10 +24,10 @@ import tomllib
 from pathlib import Path
 
 import numpy as np
-from moonpool.components import wire
+from moonpool.components.sdk import wire
 from moonpool.components.bridges.mcu_bridge import McuBridge, McuLink
 from moonpool.components.bridges.mcu_emulator import spawn
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.v1 import lifecycle_pb2 as lc
 from moonpool.v1 import vehicle_pb2
 

@@ -154,7 +154,7 @@ def main() -> int:
         return 0
 
     import netns
-    from moonpool.components.security import generate_keys
+    from moonpool.components.sdk.security import generate_keys
 
     tmp = Path(tempfile.mkdtemp(prefix="moonpool-bench-"))
     generate_keys("server", tmp)

@@ -1,4 +1,10 @@
-"""The moonpool component SDK.
+"""moonpool's components: the SDK (``sdk/``) and the models moonpool ships.
+
+``sdk/`` is the small framework every component and the orchestrator program
+against; the domain packages beside it (``sensors/``, ``actuation/``, ``control/``,
+``localization/``, ``terramechanics/``, ``tasks/``, ``bridges/``, ``fmi/``,
+``sources/``) are components built on it and never import the orchestrator.
+The SDK's main names are re-exported here for component authors.
 
 A component is a class with typed ports and parameters; the same class runs
 in-process, in a child process, or on another host (``moonpool serve``)::
@@ -16,12 +22,12 @@ in-process, in a child process, or on another host (``moonpool serve``)::
 
         def step(self, t_ns, dt_ns, inputs): ...
 
-See ``component.py`` for the call order and docs/components.md for a walk-through.
+See ``sdk/component.py`` for the call order and docs/components.md for a walk-through.
 """
 
-from .component import Attached, Component, NoParameters, Port, param
-from .errors import ComponentError, ParameterError, PortError, StepFailed
-from .noise import KeyedNoise
+from .sdk.component import Attached, Component, NoParameters, Port, param
+from .sdk.errors import ComponentError, ParameterError, PortError, StepFailed
+from .sdk.noise import KeyedNoise
 
 __all__ = [
     "Attached",

@@ -60,9 +60,9 @@ from typing import Any
 
 from google.protobuf.descriptor import FieldDescriptor
 
-from . import wire
-from .component import Component, Port, param
-from .errors import ParameterError, PortError, StepFailed
+from .sdk import wire
+from .sdk.component import Component, Port, param
+from .sdk.errors import ParameterError, PortError, StepFailed
 
 _FLOAT_TYPES = ("Real", "Float64", "Float32")
 _INT_TYPES = ("Integer", "Enumeration", "Int8", "UInt8", "Int16", "UInt16", "Int32", "UInt32",

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2
 
-from .component import Component, Port, param
-from .errors import ParameterError
-from .noise import KeyedNoise
+from .sdk.component import Component, Port, param
+from .sdk.errors import ParameterError
+from .sdk.noise import KeyedNoise
 
 G = 9.80665  # standard gravity, m/s^2
 P_ATM = 101_325.0  # standard atmosphere, Pa

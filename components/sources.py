@@ -14,8 +14,8 @@ from typing import Any
 
 from moonpool.v1 import vehicle_pb2
 
-from .component import Component, Port, param
-from .errors import ParameterError
+from .sdk.component import Component, Port, param
+from .sdk.errors import ParameterError
 
 
 class ConstantWrench(Component):

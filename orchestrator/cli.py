@@ -29,7 +29,7 @@ from pathlib import Path
 
 from google.protobuf import json_format
 
-from moonpool.components.errors import EntryError, RigError, RigValidationError
+from moonpool.components.sdk.errors import EntryError, RigError, RigValidationError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--base-dir", metavar="DIR",
                    help="folder for relative file.py entries and file-path parameters "
                    "(default: the current folder)")
-    from moonpool.components.serve import add_security_arguments
+    from moonpool.components.sdk.serve import add_security_arguments
 
     add_security_arguments(s)
 
@@ -270,7 +270,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from moonpool.components import serve
+    from moonpool.components.sdk import serve
 
     argv = [args.entry, "--bind", args.bind, "--log-level", args.log_level]
     if args.once:
@@ -287,8 +287,8 @@ def cmd_serve(args) -> int:
 
 
 def cmd_keys(args) -> int:
-    from moonpool.components.errors import KeyFileError
-    from moonpool.components.security import generate_keys, read_public_key
+    from moonpool.components.sdk.errors import KeyFileError
+    from moonpool.components.sdk.security import generate_keys, read_public_key
 
     try:
         public, secret = generate_keys(args.name, args.dir, force=args.force)
@@ -301,8 +301,8 @@ def cmd_keys(args) -> int:
 
 
 def cmd_describe(args) -> int:
-    from moonpool.components.loading import load_entry, registered
-    from moonpool.components.wire import describe_class, from_parameter_value
+    from moonpool.components.sdk.loading import load_entry, registered
+    from moonpool.components.sdk.wire import describe_class, from_parameter_value
 
     if args.list or not args.entry:
         for name, target in sorted(registered().items()):
@@ -352,7 +352,7 @@ def cmd_fmu(args) -> int:
 
 
 def cmd_localize(args) -> int:
-    from moonpool.components.errors import ParameterError
+    from moonpool.components.sdk.errors import ParameterError
     from moonpool.components.localization import dataset
 
     methods = ("refraction", "pinhole") if args.method == "both" else (args.method,)
@@ -381,7 +381,7 @@ def cmd_localize(args) -> int:
 
 
 def cmd_dataset(args) -> int:
-    from moonpool.components.errors import ParameterError
+    from moonpool.components.sdk.errors import ParameterError
     from moonpool.components.localization import dataset
 
     overrides = {"locations": args.locations, "images_per_location": args.images_per_location,
@@ -425,7 +425,7 @@ def _clear_progress(show: bool) -> None:
 
 
 def cmd_calibrate(args) -> int:
-    from moonpool.components.errors import ParameterError
+    from moonpool.components.sdk.errors import ParameterError
     from moonpool.components.localization import calibration as cal
 
     show = sys.stderr.isatty()

@@ -64,8 +64,8 @@ from typing import Any, Protocol
 
 import zmq
 
-from moonpool.components import wire
-from moonpool.components.errors import (
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.errors import (
     MoonpoolError,
     Problem,
     RigValidationError,

@@ -33,7 +33,7 @@ from google.protobuf.message import Message
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from moonpool.components.errors import MoonpoolError
+from moonpool.components.sdk.errors import MoonpoolError
 
 from .recording import decode_recorded, read_recording
 from .rig import PlotSpec

@@ -35,7 +35,7 @@ What happens next is the rig's
   deadline base is re-anchored so that this tick's deadline is now (the simulation
   time does not skip; no step is left out). Counted as ``reanchors``. A tick late by
   less than a period is caught up as with ``warn``.
-- ``abort``: raise :class:`~moonpool.components.errors.DeadlineMissed` naming the
+- ``abort``: raise :class:`~moonpool.components.sdk.errors.DeadlineMissed` naming the
   tick and its lateness; the run stops cleanly (components terminated, recording
   closed readable, exit status 1).
 
@@ -80,7 +80,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from moonpool.components.errors import DeadlineMissed
+from moonpool.components.sdk.errors import DeadlineMissed
 
 log = logging.getLogger("moonpool.realtime")
 

@@ -66,8 +66,8 @@ from mcap.records import Message as McapMessage
 from mcap.stream_reader import StreamReader
 from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
 
-from moonpool.components import wire
-from moonpool.components.errors import MoonpoolError, PortError
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.errors import MoonpoolError, PortError
 from moonpool.v1 import vision_pb2
 
 from . import foxglove

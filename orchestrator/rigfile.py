@@ -34,8 +34,8 @@ from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
 
-from moonpool.components.component import Component, Port
-from moonpool.components.errors import (
+from moonpool.components.sdk.component import Component, Port
+from moonpool.components.sdk.errors import (
     EntryError,
     KeyFileError,
     ParameterError,
@@ -44,9 +44,9 @@ from moonpool.components.errors import (
     RigFileError,
     RigValidationError,
 )
-from moonpool.components.loading import load_entry
-from moonpool.components.security import leaves_loopback, read_key_pair, read_public_key
-from moonpool.components.wire import coerce_parameter
+from moonpool.components.sdk.loading import load_entry
+from moonpool.components.sdk.security import leaves_loopback, read_key_pair, read_public_key
+from moonpool.components.sdk.wire import coerce_parameter
 
 from .rig import (
     ComponentConfig,

@@ -26,15 +26,15 @@ from typing import Any
 
 import zmq
 
-from moonpool.components.errors import (
+from moonpool.components.sdk.errors import (
     ComponentError,
     Interrupted,
     MoonpoolError,
     RigError,
     SimulationError,
 )
-from moonpool.components.loading import load_entry
-from moonpool.components.security import ClientSecurity, leaves_loopback
+from moonpool.components.sdk.loading import load_entry
+from moonpool.components.sdk.security import ClientSecurity, leaves_loopback
 
 from . import summary as summary_mod
 from .adapters.base import Adapter

@@ -47,7 +47,7 @@ import scipy.sparse as sp
 from scipy.linalg.lapack import dgesv as _dgesv
 from scipy.optimize import linprog
 
-from ..errors import ParameterError, PortError, StepFailed
+from ..sdk.errors import ParameterError, PortError, StepFailed
 from .geometry import (
     AXES,
     AXIS_NAMES,

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 from moonpool.v1 import vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import PortError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import PortError
 from .allocation import METHODS, SATURATION_MODES, Allocation, AllocationResult
 
 

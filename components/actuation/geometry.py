@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..sdk.errors import ParameterError
 
 AXES = ("X", "Y", "Z", "K", "M", "N")
 """The body wrench axes in order: forces X Y Z (N), moments K M N (N·m), FRD."""

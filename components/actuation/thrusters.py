@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 from moonpool.v1 import vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import ParameterError, PortError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError, PortError
 from .geometry import ThrusterSpec, configuration_matrix, thrusters_from_profile
 
 DEFAULT_MAX_SPEED_RADPS = 366.5

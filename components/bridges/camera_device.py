@@ -37,8 +37,8 @@ import cv2
 import numpy as np
 from moonpool.v1 import vision_pb2
 
-from ..component import Attached, Component, Port, param
-from ..errors import ParameterError, StepFailed
+from ..sdk.component import Attached, Component, Port, param
+from ..sdk.errors import ParameterError, StepFailed
 from ..localization.detect import uint16_to_8bit
 
 log = logging.getLogger("moonpool.bridges.camera")

@@ -44,8 +44,8 @@ from moonpool.v1 import common_pb2, vehicle_pb2
 
 from ..actuation.geometry import thrusters_from_profile
 from ..actuation.thrusters import DEFAULT_MAX_SPEED_RADPS, ThrusterModel, command_speeds
-from ..component import Component, Port, param
-from ..errors import MoonpoolError, ParameterError, StepFailed
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import MoonpoolError, ParameterError, StepFailed
 from .serial_protocol import (
     MAX_THRUSTERS,
     PROTOCOL_VERSION,

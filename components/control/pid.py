@@ -40,8 +40,8 @@ import casadi as ca
 import numpy as np
 from moonpool.v1 import navigation_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import ParameterError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError
 from .fossen import FossenModel
 from .state import (Kinematics, StateInput, kinematics, state_message_class, state_type_param,
                     wrap_angle)

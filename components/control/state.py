@@ -13,8 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from moonpool.v1 import navigation_pb2, vehicle_pb2
 
-from ..component import Port, param
-from ..errors import ParameterError
+from ..sdk.component import Port, param
+from ..sdk.errors import ParameterError
 
 STATE_TYPES = {
     "moonpool.v1.VehicleState": vehicle_pb2.VehicleState,

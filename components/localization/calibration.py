@@ -59,7 +59,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..errors import MoonpoolError, ParameterError
+from ..sdk.errors import MoonpoolError, ParameterError
 from ..sensors.common import rot_from_euler
 from .detect import Detection, DetectorOptions, TagDetector, as_gray8
 from .measure import MeasurerOptions, RefractionMeasurer

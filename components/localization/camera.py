@@ -17,9 +17,9 @@ from pathlib import Path
 import numpy as np
 from moonpool.v1 import vehicle_pb2, vision_pb2
 
-from ..component import Attached, Component, Port, param
-from ..errors import ParameterError
-from ..noise import channel_key
+from ..sdk.component import Attached, Component, Port, param
+from ..sdk.errors import ParameterError
+from ..sdk.noise import channel_key
 from ..sensors.common import rot_from_quat
 from .pool_setup import PoolSetup, example_setup, load_setup
 from .render import Pose, Renderer, RenderOptions

@@ -35,7 +35,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from ..errors import ParameterError
+from ..sdk.errors import ParameterError
 from .detect import DetectorOptions, TagDetector
 from .measure import Measurement, PinholeMeasurer, RefractionMeasurer, wrap
 from .pool_setup import SETUP_FILE, PoolSetup, example_setup, load_setup, setup_to_dict, write_setup

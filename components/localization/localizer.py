@@ -26,8 +26,8 @@ from pathlib import Path
 import numpy as np
 from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2, vision_pb2
 
-from ..component import Attached, Component, Port, param
-from ..errors import ParameterError
+from ..sdk.component import Attached, Component, Port, param
+from ..sdk.errors import ParameterError
 from ..sensors.common import P_ATM, G, quat_from_euler, refuse, rot_from_euler, set_valid
 from .camera import pose_from_state, setup_from_param
 from .detect import DetectorOptions, TagDetector, roi_around

@@ -59,8 +59,8 @@ from scipy.stats import chi2
 
 from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import ParameterError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError
 
 NS = 1_000_000_000
 G = 9.80665

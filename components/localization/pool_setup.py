@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..sdk.errors import ParameterError
 from .tags import FAMILIES, tag_corners_body, tag_family
 
 log = logging.getLogger(__name__)

@@ -16,8 +16,8 @@ import numpy as np
 
 from moonpool.v1 import common_pb2
 
-from ..component import Component
-from ..noise import KeyedNoise
+from ..sdk.component import Component
+from ..sdk.noise import KeyedNoise
 
 G = 9.80665  # standard gravity, m/s^2
 P_ATM = 101_325.0  # standard atmosphere, Pa

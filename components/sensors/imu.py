@@ -42,9 +42,9 @@ from scipy.signal import lfilter
 
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import ParameterError
-from ..noise import KeyedNoise
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError
+from ..sdk.noise import KeyedNoise
 from .common import (G, Latency, Mount, cross, refuse, rot_from_quat, set_valid,
                      truth_from_state)
 

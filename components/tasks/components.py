@@ -22,8 +22,8 @@ import numpy as np
 
 from moonpool.v1 import navigation_pb2, signals_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import ParameterError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError
 from .references import T2_TRAJECTORIES, RefPoint, t2_reference, wrap_angle
 from .scoring import T1Trial, t1_summary, t2_summary
 

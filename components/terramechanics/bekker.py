@@ -57,7 +57,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from ..errors import ParameterError
+from ..sdk.errors import ParameterError
 
 DEFAULT_NODES = 16
 """Gauss–Legendre nodes per contact (per track, or per half of a wheel's arc)."""

@@ -40,8 +40,8 @@ from typing import Any
 import numpy as np
 from moonpool.v1 import signals_pb2, vehicle_pb2
 
-from ..component import Component, Port, param
-from ..errors import ParameterError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError
 from ..sensors.common import cross
 from . import bekker
 from .bekker import Soil, slip_ratio

@@ -15,7 +15,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ..errors import ParameterError
+from ..sdk.errors import ParameterError
 from .bekker import Soil
 
 TOYOURA_SAND = Soil(

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import Message
 
-from moonpool.components import wire
+from moonpool.components.sdk import wire
 from moonpool.v1 import lifecycle_pb2 as lc
 
 

@@ -26,14 +26,14 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from moonpool.components.errors import (
+from moonpool.components.sdk.errors import (
     ComponentError,
     MoonpoolError,
     ProtocolError,
     error_from_wire,
 )
-from moonpool.components.host import metrics_from_json
-from moonpool.components.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
+from moonpool.components.sdk.host import metrics_from_json
+from moonpool.components.sdk.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -48,7 +48,7 @@ class ProcessGroup:
         self.conn = conn
         conn.fail_on_error = False
         self.members = members
-        # The batch being built, encoded by hand (components/wire.py): the fields of
+        # The batch being built, encoded by hand (components/sdk/wire.py): the fields of
         # its InstanceSteps, and its members in order.
         self._batch: list[bytes] | None = None
         self._order: list[str] = []

@@ -15,10 +15,10 @@ import threading
 import time
 from typing import Any
 
-from moonpool.components import wire
-from moonpool.components.component import Attached, Component
-from moonpool.components.errors import StepTimeout
-from moonpool.components.host import ComponentHost, Output
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.component import Attached, Component
+from moonpool.components.sdk.errors import StepTimeout
+from moonpool.components.sdk.host import ComponentHost, Output
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample

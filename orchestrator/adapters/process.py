@@ -1,6 +1,6 @@
 """ProcessAdapter: a component in a child process the orchestrator spawns and supervises.
 
-The child runs the SDK's serve loop (``python -m moonpool.components.serve ENTRY
+The child runs the SDK's serve loop (``python -m moonpool.components.sdk.serve ENTRY
 --bind ipc://... --once``) in its own session (Ctrl-C reaches only the
 orchestrator, which then shuts the children down in order). No orphans:
 
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-from moonpool.components.errors import ComponentCrashed
+from moonpool.components.sdk.errors import ComponentCrashed
 
 from .remote import RemoteAdapter
 
@@ -59,7 +59,7 @@ class ProcessAdapter(RemoteAdapter):
         cmd = [
             sys.executable,
             "-m",
-            "moonpool.components.serve",
+            "moonpool.components.sdk.serve",
             *what,
             "--bind",
             endpoint,

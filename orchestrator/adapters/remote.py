@@ -23,16 +23,16 @@ from typing import Any
 
 import zmq
 
-from moonpool.components import wire
-from moonpool.components.wire import K_INPUT, K_STEP, K_STEP_NS, K_TIME, port_value, varint
-from moonpool.components.errors import (
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.wire import K_INPUT, K_STEP, K_STEP_NS, K_TIME, port_value, varint
+from moonpool.components.sdk.errors import (
     AuthenticationFailed,
     ConnectionLost,
     ProtocolError,
     StepTimeout,
     error_from_wire,
 )
-from moonpool.components.security import ClientSecurity
+from moonpool.components.sdk.security import ClientSecurity
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -54,7 +54,7 @@ _EXPECTED = {
 
 class StepEncoder:
     """Encodes the Step messages of one connection by hand (see "hot-path encoding"
-    in components/wire.py): the constant part of each input's PortValue is kept per
+    in components/sdk/wire.py): the constant part of each input's PortValue is kept per
     port, and the encoded time and step size are reused while they repeat (every
     member of a process group is stepped at the same instant)."""
 
@@ -518,7 +518,7 @@ class RemoteAdapter(Adapter):
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         reply, _ = self._call("terminate", lc.Terminate(), timeout_s or self.setup_timeout_s)
-        from moonpool.components.host import metrics_from_json
+        from moonpool.components.sdk.host import metrics_from_json
 
         return metrics_from_json(reply.terminated.metrics_json)
 

@@ -43,8 +43,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2
 
-from moonpool.components import wire
-from moonpool.components.errors import ComponentError, MoonpoolError, SimulationError
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.errors import ComponentError, MoonpoolError, SimulationError
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from ..recording import (

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from moonpool.components import Attached, wire
 from moonpool.components.bridges.camera_device import CameraDevice
-from moonpool.components.errors import ParameterError, StepFailed
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.errors import ParameterError, StepFailed
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.v1 import lifecycle_pb2 as lc
 
 W, H = 64, 48

@@ -17,9 +17,9 @@ import pytest
 import zmq
 
 from conftest import ROOT, SUPPORT
-from moonpool.components import wire
-from moonpool.components.security import ServerSecurity, generate_keys, read_key_pair
-from moonpool.components.serve import Server
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.security import ServerSecurity, generate_keys, read_key_pair
+from moonpool.components.sdk.serve import Server
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
 from moonpool.v1 import lifecycle_pb2 as lc

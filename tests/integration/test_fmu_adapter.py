@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
-from moonpool.components.errors import RigValidationError, StepFailed
+from moonpool.components.sdk.errors import RigValidationError, StepFailed
 from moonpool.components.fmu import FmuComponent
-from moonpool.components.host import ComponentHost
-from moonpool.components.wire import to_parameter_value
+from moonpool.components.sdk.host import ComponentHost
+from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
 from moonpool.v1 import lifecycle_pb2 as lc
@@ -305,7 +305,7 @@ LOG_ROUTING = """
 import gc, shutil, sys, tempfile
 sys.path[:0] = [{tests!r}, {tests_root!r}]
 from test_fmu_adapter import _host
-from moonpool.components.errors import StepFailed
+from moonpool.components.sdk.errors import StepFailed
 import fmpy
 from fmpy.fmi2 import FMU2Slave
 

@@ -366,7 +366,7 @@ def test_asking_for_co_simulation_of_a_model_exchange_fmu_is_caught_by_check(tmp
     shutil.copy(lag_me[3], tmp_path / "Lag.fmu")
     path = tmp_path / "rig.toml"
     path.write_text(LAG_RIG.format(fmi_type="cs", t_jump=-1.0, x_max=1e9, step=""))
-    from moonpool.components.errors import RigValidationError
+    from moonpool.components.sdk.errors import RigValidationError
 
     with pytest.raises(RigValidationError) as info:
         load_and_check(path)

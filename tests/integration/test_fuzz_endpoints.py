@@ -30,9 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import ROOT, SUPPORT
-from moonpool.components import wire
-from moonpool.components.host import ComponentHost
-from moonpool.components.security import generate_keys, read_key_pair
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.host import ComponentHost
+from moonpool.components.sdk.security import generate_keys, read_key_pair
 from moonpool.v1 import lifecycle_pb2 as lc
 
 pytestmark = pytest.mark.slow
@@ -65,7 +65,7 @@ def _serve(tmp_path: Path, keys: Path, members: dict[str, str]):
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
     with open(log, "w") as f:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "moonpool.components.serve", *what, "--bind",
+            [sys.executable, "-m", "moonpool.components.sdk.serve", *what, "--bind",
              "tcp://127.0.0.1:*", "--key", str(keys / "server.key_secret"),
              "--allow", str(keys / "orchestrator.key"), "--allow", str(keys / "fuzzer.key")],
             cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
@@ -303,7 +303,7 @@ def test_fuzzing_an_endpoint_changes_nothing(tmp_path, keys, members):
 
 
 def _load(entry: str):
-    from moonpool.components.loading import load_entry
+    from moonpool.components.sdk.loading import load_entry
 
     return load_entry(entry, ROOT)
 

@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from conftest import ROOT, SUPPORT, moonpool
-from moonpool.components import wire
+from moonpool.components.sdk import wire
 from moonpool.v1 import lifecycle_pb2 as lc
 
 pytestmark = pytest.mark.slow
@@ -59,7 +59,7 @@ def test_component_ends_its_session_when_the_orchestrator_falls_silent(tmp_path)
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
     log = open(tmp_path / "c.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonpool.components.serve", "faulty:Healthy", "--bind", endpoint,
+        [sys.executable, "-m", "moonpool.components.sdk.serve", "faulty:Healthy", "--bind", endpoint,
          "--once"], cwd=ROOT, env=env, stderr=log)
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)

@@ -18,7 +18,7 @@ import tomllib
 
 import pytest
 from conftest import ROOT
-from moonpool.components import wire
+from moonpool.components.sdk import wire
 from moonpool.components.bridges.mcu_bridge import McuBridge, McuLink
 from moonpool.components.bridges.mcu_emulator import spawn
 from moonpool.components.bridges.serial_protocol import (
@@ -27,8 +27,8 @@ from moonpool.components.bridges.serial_protocol import (
     SetSpeeds,
     encode_frame,
 )
-from moonpool.components.errors import PortError, StepFailed
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.errors import PortError, StepFailed
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.orchestrator.adapters.base import Sample
 from moonpool.orchestrator.adapters.process import ProcessAdapter
 from moonpool.v1 import lifecycle_pb2 as lc

@@ -13,7 +13,7 @@ import pytest
 import zmq
 
 from conftest import RIGS, ROOT, SUPPORT, alive, moonpool
-from moonpool.components import wire
+from moonpool.components.sdk import wire
 from moonpool.v1 import lifecycle_pb2 as lc
 from moonpool.v1 import signals_pb2
 
@@ -121,7 +121,7 @@ def test_group_server_batches_and_isolates_errors(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
     log = open(tmp_path / "g.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonpool.components.serve", "--component", "a=faulty:Healthy",
+        [sys.executable, "-m", "moonpool.components.sdk.serve", "--component", "a=faulty:Healthy",
          "--component", "b=faulty:Raises", "--bind", endpoint, "--once"],
         cwd=ROOT, env=env, stderr=log)
     sock = zmq.Context.instance().socket(zmq.DEALER)

@@ -447,7 +447,7 @@ def test_raw_component_in_a_rig(tmp_path, raw, algorithm):
 def test_raw_component_with_curve(tmp_path):
     """§1a alone: the raw component's CURVE server and ZAP handler admit the orchestrator
     whose key it was given (same stream as without CURVE) and refuse another one."""
-    from moonpool.components.security import generate_keys
+    from moonpool.components.sdk.security import generate_keys
 
     for name in ("raw", "orchestrator", "intruder"):
         generate_keys(name, tmp_path / "keys")
@@ -607,7 +607,7 @@ def _conversation(endpoint: str) -> list[tuple]:
 
 
 def test_raw_component_answers_like_the_sdk(raw):
-    from moonpool.components.serve import Server
+    from moonpool.components.sdk.serve import Server
     from protocol_peers import Doubler
 
     sdk = Server(Doubler, "tcp://127.0.0.1:*", context=zmq.Context())

@@ -17,8 +17,8 @@ import pytest
 import zmq
 
 from conftest import ROOT, SUPPORT
-from moonpool.components import wire
-from moonpool.components.serve import Server
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.serve import Server
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
 from moonpool.v1 import lifecycle_pb2 as lc
@@ -50,7 +50,7 @@ def served(tmp_path):
     env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
     log = open(tmp_path / "component.log", "w")  # a file: a full pipe would block the server
     proc = subprocess.Popen(
-        [sys.executable, "-m", "moonpool.components.serve", "faulty:Healthy", "--bind", endpoint],
+        [sys.executable, "-m", "moonpool.components.sdk.serve", "faulty:Healthy", "--bind", endpoint],
         cwd=ROOT, env=env, stderr=log, text=True,
     )
     proc.log_path = tmp_path / "component.log"

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from scipy.linalg import sqrtm
 
-from moonpool.components.noise import KeyedNoise
+from moonpool.components.sdk.noise import KeyedNoise
 from moonpool.components.sensors.common import quat_from_euler
 from moonpool.components.sensors.magnetometer import MagnetometerModel, magnetometer_measure
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from netns import Hosts, wait_for_line
 
-from moonpool.components.security import generate_keys
+from moonpool.components.sdk.security import generate_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,7 +8,7 @@ import hashlib
 import numpy as np
 
 from moonpool.components import Attached, Component, Port
-from moonpool.components.noise import KeyedNoise
+from moonpool.components.sdk.noise import KeyedNoise
 from moonpool.v1 import common_pb2, signals_pb2, vision_pb2
 
 

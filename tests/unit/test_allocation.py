@@ -19,7 +19,7 @@ from moonpool.components.actuation.geometry import (
     thrusters_from_profile,
     unproducible_axes,
 )
-from moonpool.components.errors import ParameterError, PortError
+from moonpool.components.sdk.errors import ParameterError, PortError
 from scipy.optimize import lsq_linear
 
 PROFILES = ROOT / "fmus" / "hydrodynamics" / "profiles"

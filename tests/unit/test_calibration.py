@@ -18,7 +18,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from moonpool.components.errors import ParameterError
+from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.localization import calibration as cal
 from moonpool.components.localization.pool_setup import (
     PoolSetup,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from moonpool.components.component import Component
+from moonpool.components.sdk.component import Component
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "components.md"
 NAMES = sorted(ep.name for ep in entry_points(group="moonpool.components"))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sensors.common import Mount, Truth, quat_from_euler
 from moonpool.components.sensors.dvl import DvlModel, DvlParams, DvlSensor
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, sensors_pb2, vehicle_pb2

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from moonpool.components.errors import RigValidationError
+from moonpool.components.sdk.errors import RigValidationError
 from moonpool.orchestrator.adapters.inprocess import InProcessAdapter
 from moonpool.orchestrator.execution import Execution
 from moonpool.orchestrator.rig import ComponentConfig, ConnectionConfig, Rig, RunConfig, Schedule

@@ -7,9 +7,9 @@ from dataclasses import dataclass
 import pytest
 
 from moonpool.components import Component, Port, param
-from moonpool.components.errors import LifecycleError, ParameterError, PortError, StepFailed
-from moonpool.components.host import ComponentHost
-from moonpool.components import wire
+from moonpool.components.sdk.errors import LifecycleError, ParameterError, PortError, StepFailed
+from moonpool.components.sdk.host import ComponentHost
+from moonpool.components.sdk import wire
 from moonpool.v1 import lifecycle_pb2 as lc
 from moonpool.v1 import signals_pb2, vehicle_pb2
 

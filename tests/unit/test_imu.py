@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from imu_sources import make_state
-from moonpool.components.errors import ParameterError
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.errors import ParameterError
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sensors.common import G, Mount, quat_from_euler, rot_from_euler
 from moonpool.components.sensors.imu import (ImuModel, ImuModelParams, ImuSensor,
                                               specific_force_and_rate)

@@ -11,7 +11,7 @@ import math
 import cv2
 import numpy as np
 import pytest
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.localization.camera import OverheadCamera
 from moonpool.components.localization.detect import (
     DetectorOptions,
@@ -280,7 +280,7 @@ def sensors(pose: Pose, rho=997.0):
 
 
 def host(component, name, seed=3, **params):
-    from moonpool.components.wire import to_parameter_value
+    from moonpool.components.sdk.wire import to_parameter_value
 
     h = ComponentHost(component)
     h.configure(lc.Configure(instance_name=name, seed=seed, period_ns=33_333_333, parameters=[
@@ -301,7 +301,7 @@ def test_camera_frames_are_keyed_and_deterministic():
 
 
 def test_camera_and_localizer_components():
-    from moonpool.components.component import Attached
+    from moonpool.components.sdk.component import Attached
 
     cam = host(OverheadCamera(), "camera")
     loc = host(Localizer(), "localizer")
@@ -334,7 +334,7 @@ def test_camera_and_localizer_components():
 
 
 def test_localizer_refusals():
-    from moonpool.components.component import Attached
+    from moonpool.components.sdk.component import Attached
 
     cam = host(OverheadCamera(), "camera")
     loc = host(Localizer(), "localizer")
@@ -399,7 +399,7 @@ def test_acquisition_falls_back_to_the_whole_frame_search(renderer):
 
 
 def test_bad_acquire_decimate_is_refused_by_name():
-    from moonpool.components.errors import ParameterError
+    from moonpool.components.sdk.errors import ParameterError
 
     with pytest.raises(ParameterError, match="acquire_decimate must be >= 1"):
         host(Localizer(), "localizer", acquire_decimate=0.5)

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from moonpool.components.errors import ParameterError
-from moonpool.components.host import ComponentHost
-from moonpool.components.noise import KeyedNoise
+from moonpool.components.sdk.errors import ParameterError
+from moonpool.components.sdk.host import ComponentHost
+from moonpool.components.sdk.noise import KeyedNoise
 from moonpool.components.sensors.common import Mount, quat_from_euler
 from moonpool.components.sensors.magnetometer import (MagnetometerModel, MagnetometerSensor,
                                                        declared_field_ned, dipole_field_ned,

@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.localization.navigation_filter import NavigationFilter, wrap
-from moonpool.components.wire import to_parameter_value
+from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, navigation_pb2, sensors_pb2
 
 NS = 1_000_000_000
@@ -185,7 +185,7 @@ def test_not_ready_until_pose_and_depth_then_coasts_through_refusals():
 @pytest.mark.parametrize("name,value", [("depth_noise_m", 0.0), ("gate_probability", 1.5),
                                         ("accel_noise_m2ps3", -1.0)])
 def test_bad_parameters_are_named(name, value):
-    from moonpool.components.errors import ParameterError
+    from moonpool.components.sdk.errors import ParameterError
     with pytest.raises(ParameterError, match=name):
         make(**{name: value})
 

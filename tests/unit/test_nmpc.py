@@ -17,7 +17,7 @@ import pytest
 from conftest import ROOT
 from moonpool.components.control.nmpc import Nmpc, level_torques
 from moonpool.components.control.state import Kinematics
-from moonpool.components.errors import ParameterError
+from moonpool.components.sdk.errors import ParameterError
 from moonpool.v1 import navigation_pb2, vehicle_pb2
 
 PROFILE = tomllib.loads((ROOT / "fmus/hydrodynamics/profiles/bluerov2_heavy.toml").read_text())

@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT
 from moonpool.components.control.pid import PidAxis, WorldFramePid, body_wrench_from_world, deadband
 from moonpool.components.control.state import kinematics, wrap_angle
-from moonpool.components.errors import ParameterError
+from moonpool.components.sdk.errors import ParameterError
 from moonpool.v1 import common_pb2, navigation_pb2, vehicle_pb2
 
 PROFILE = tomllib.loads((ROOT / "fmus/hydrodynamics/profiles/bluerov2_heavy.toml").read_text())

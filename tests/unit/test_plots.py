@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from moonpool.components import wire
+from moonpool.components.sdk import wire
 from moonpool.orchestrator.plots import _panels, _Topic, flatten, make_plots, slugify
 from moonpool.orchestrator.recording import Recorder
 from moonpool.orchestrator.rig import PlotSpec

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 import pytest
-from moonpool.components.errors import ParameterError
+from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.localization.pool_setup import (
     example_setup,
     load_setup,

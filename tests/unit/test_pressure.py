@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy.integrate import quad
 
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sensors.common import Mount, quat_from_euler
 from moonpool.components.sensors.environment import WaterColumn
 from moonpool.components.sensors.pressure import PressureModel, PressureParams, PressureSensor

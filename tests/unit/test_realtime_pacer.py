@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import pytest
 
-from moonpool.components.errors import DeadlineMissed, RigValidationError, SimulationError
+from moonpool.components.sdk.errors import DeadlineMissed, RigValidationError, SimulationError
 from moonpool.orchestrator.realtime import GC_FORCE_TICKS, IDLE_SLICE_S, WARN_EVERY, Pacer
 from moonpool.orchestrator.rigfile import load_rig
 

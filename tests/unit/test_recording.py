@@ -10,8 +10,8 @@ import pytest
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from mcap.reader import make_reader
 
-from moonpool.components import wire
-from moonpool.components.errors import MoonpoolError, PortError
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.errors import MoonpoolError, PortError
 from moonpool.orchestrator.recording import (
     Digest,
     RecordedMessage,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from moonpool.components import security
-from moonpool.components.errors import RigValidationError
+from moonpool.components.sdk import security
+from moonpool.components.sdk.errors import RigValidationError
 from moonpool.orchestrator.rigfile import load_rig
 
 RIG = """

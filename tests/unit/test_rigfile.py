@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from moonpool.components.errors import Problem, RigFileError, RigValidationError
+from moonpool.components.sdk.errors import Problem, RigFileError, RigValidationError
 from moonpool.orchestrator.rig import Rig, Schedule
 from moonpool.orchestrator.rigfile import apply_overrides, check_rig, load_and_check, load_rig
 
@@ -164,7 +164,7 @@ def test_every_key_is_read(tmp_path: Path) -> None:
 def test_documented_example_is_a_valid_rig(tmp_path: Path) -> None:
     blocks = re.findall(r"```toml\n(.*?)```", DOCS.read_text(encoding="utf-8"), flags=re.S)
     assert blocks, "docs/rigs.md has no ```toml example"
-    from moonpool.components.security import generate_keys
+    from moonpool.components.sdk.security import generate_keys
 
     # The key files the examples name (server_key, client_key), as `moonpool keys generate`
     # writes them.
@@ -776,7 +776,7 @@ def test_lines_survive_multiline_strings_comments_and_dotted_keys(tmp_path: Path
 
 def test_process_group_key(tmp_path):
     from moonpool.orchestrator.rigfile import load_rig
-    from moonpool.components.errors import RigValidationError
+    from moonpool.components.sdk.errors import RigValidationError
 
     base = """
 [run]

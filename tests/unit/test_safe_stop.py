@@ -7,7 +7,7 @@ from __future__ import annotations
 from fractions import Fraction
 from pathlib import Path
 
-from moonpool.components.errors import StepTimeout
+from moonpool.components.sdk.errors import StepTimeout
 from moonpool.orchestrator.adapters.base import Adapter
 from moonpool.orchestrator.execution import Execution
 from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule

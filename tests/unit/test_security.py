@@ -7,9 +7,9 @@ import stat
 import pytest
 import zmq
 
-from moonpool.components import security
-from moonpool.components.errors import KeyFileError
-from moonpool.components.serve import main as serve_main
+from moonpool.components.sdk import security
+from moonpool.components.sdk.errors import KeyFileError
+from moonpool.components.sdk.serve import main as serve_main
 from moonpool.orchestrator.cli import main as cli_main
 
 

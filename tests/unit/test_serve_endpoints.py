@@ -3,7 +3,7 @@ with a loud warning under --insecure), and so does a rig."""
 
 import pytest
 
-from moonpool.components.security import leaves_loopback
+from moonpool.components.sdk.security import leaves_loopback
 
 
 @pytest.mark.parametrize("endpoint,leaves", [

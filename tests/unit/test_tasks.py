@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from moonpool.components.errors import ParameterError
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.errors import ParameterError
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.tasks.components import StationKeeping, TrajectoryTracking
 from moonpool.components.tasks.references import (
     T2_TRAJECTORIES, Ellipse, Lemniscate, Polyline, quintic, t2_reference, wrap_angle,
 )
 from moonpool.components.tasks.scoring import T1Trial, t1_summary, t2_summary
-from moonpool.components.wire import to_parameter_value
+from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.v1 import lifecycle_pb2 as lc, vehicle_pb2
 
 NS = 1_000_000_000

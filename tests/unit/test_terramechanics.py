@@ -14,8 +14,8 @@ import tomllib
 import numpy as np
 import pytest
 from conftest import RIGS, moonpool
-from moonpool.components.errors import ParameterError
-from moonpool.components.host import ComponentHost
+from moonpool.components.sdk.errors import ParameterError
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.terramechanics import bekker
 from moonpool.components.terramechanics.component import (
     SoilModel,
@@ -25,7 +25,7 @@ from moonpool.components.terramechanics.component import (
     vehicle_parameters,
 )
 from moonpool.components.terramechanics.soils import DEEP_SEA_CLAY, PRESETS, TOYOURA_SAND, soil_from
-from moonpool.components.wire import to_parameter_value
+from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.v1 import lifecycle_pb2 as lc
 from moonpool.v1 import vehicle_pb2
 from scipy.integrate import quad

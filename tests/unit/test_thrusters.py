@@ -13,7 +13,7 @@ import pytest
 from conftest import ROOT
 from moonpool.components.actuation.geometry import configuration_matrix, thrusters_from_profile
 from moonpool.components.actuation.thrusters import ThrusterModel, Thrusters, mean_thrust
-from moonpool.components.errors import ParameterError, PortError
+from moonpool.components.sdk.errors import ParameterError, PortError
 from moonpool.v1 import vehicle_pb2
 from scipy.integrate import quad
 

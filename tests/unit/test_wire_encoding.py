@@ -1,4 +1,4 @@
-"""The hand-built Step / StepBatch requests and their results (components/wire.py,
+"""The hand-built Step / StepBatch requests and their results (components/sdk/wire.py,
 "hot-path encoding") are byte for byte the protobuf library's deterministic
 serialization of the same messages, so the wire is unchanged."""
 
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from moonpool.components import Attached, Component, Port, wire
-from moonpool.components.serve import Server
+from moonpool.components.sdk.serve import Server
 from moonpool.orchestrator.adapters.base import Sample
 from moonpool.orchestrator.adapters.remote import StepEncoder
 from moonpool.v1 import lifecycle_pb2 as lc

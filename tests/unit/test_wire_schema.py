@@ -73,7 +73,7 @@ def test_every_package_folder_is_listed_in_pyproject():
 
 
 def test_protocol_version_constant():
-    from moonpool.components.wire import PROTOCOL_VERSION
+    from moonpool.components.sdk.wire import PROTOCOL_VERSION
 
     assert PROTOCOL_VERSION == lifecycle_pb2.PROTOCOL_VERSION_1 == 1
     assert "lifecycle_pb2" in moonpool.v1.__all__

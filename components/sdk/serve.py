@@ -16,10 +16,10 @@ The same loop runs a component spawned by the orchestrator (``--once``: exit aft
 the session) and one hosted by ``moonpool serve`` on another machine (serves one
 orchestrator after another). Run it as::
 
-    python -m moonpool.components.serve ENTRY --bind ipc:///tmp/x.sock [--once]
+    python -m moonpool.components.sdk.serve ENTRY --bind ipc:///tmp/x.sock [--once]
 
 With ``--key SERVER.key_secret --allow CLIENT.key...`` the socket is a CURVE server
-whose ZAP handler admits only the allowed orchestrators' keys (components/security.py,
+whose ZAP handler admits only the allowed orchestrators' keys (components/sdk/security.py,
 docs/distributed.md); a tcp:// endpoint that leaves the loopback is refused without
 keys unless ``--insecure``.
 """
@@ -259,7 +259,7 @@ class Server:
         if identity == self.peer:
             self.last_heard = time.monotonic()
         reply = None  # the Reply message, or for Step and StepBatch the encoded envelope:
-        envelope = None  # those are built by hand (components/wire.py, hot-path encoding)
+        envelope = None  # those are built by hand (components/sdk/wire.py, hot-path encoding)
         attachments: list[Any] = []
         end_session = False
         host = None
@@ -329,7 +329,7 @@ class Server:
 
     def _step(self, host: ComponentHost, s: lc.Step, frames_in: list,
               frames_out: list) -> bytes:
-        """Step one host: its encoded StepResult (components/wire.py, hot-path encoding);
+        """Step one host: its encoded StepResult (components/sdk/wire.py, hot-path encoding);
         attachments are appended to ``frames_out`` (numbered across the whole reply)."""
         if host.state != INITIALIZED:
             host.require(INITIALIZED, "step")
@@ -447,7 +447,7 @@ def _die_with_parent() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m moonpool.components.serve",
+        prog="python -m moonpool.components.sdk.serve",
         description="Serve one component, or a group of them (--component), on a ZeroMQ endpoint.",
     )
     parser.add_argument("entry", nargs="?",

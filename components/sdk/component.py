@@ -118,7 +118,7 @@ class Component:
         """The (inputs, outputs) of an instance configured with ``params``.
 
         Default: the class attributes. Override when the ports depend on the
-        parameters; raise :class:`~moonpool.components.errors.ParameterError` for
+        parameters; raise :class:`~moonpool.components.sdk.errors.ParameterError` for
         parameters that give no valid ports. Must not start anything: it runs in
         ``moonpool check`` too.
         """
