@@ -34,7 +34,7 @@ import pytest
 import zmq
 from conftest import SUPPORT, alive, c_compiler, moonpool
 from google.protobuf.message import DecodeError
-from moonpool.components import KeyedNoise, wire
+from moonpool.components.sdk import KeyedNoise, wire
 from moonpool.v1 import lifecycle_pb2 as lc
 from moonpool.v1 import signals_pb2
 

@@ -10,7 +10,7 @@ import time
 import cv2
 import numpy as np
 import pytest
-from moonpool.components import Attached, wire
+from moonpool.components.sdk import Attached, wire
 from moonpool.components.bridges.camera_device import CameraDevice
 from moonpool.components.sdk.errors import ParameterError, StepFailed
 from moonpool.components.sdk.host import ComponentHost

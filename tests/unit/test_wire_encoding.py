@@ -7,7 +7,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from moonpool.components import Attached, Component, Port, wire
+from moonpool.components.sdk import Attached, Component, Port, wire
 from moonpool.components.sdk.serve import Server
 from moonpool.orchestrator.adapters.base import Sample
 from moonpool.orchestrator.adapters.remote import StepEncoder
