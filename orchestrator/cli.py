@@ -7,12 +7,9 @@
     moonpool keys generate NAME [--dir DIR] [--force]
     moonpool describe ENTRY | --list
     moonpool fmu build [--force]
-    moonpool localize DATASET [--method refraction|pinhole|both] [--json OUT] [--csv PATH]
-    moonpool dataset pool OUT --locations N --images-per-location K [--seed S] [--set K=V]...
-                          [--setup FILE] [--ideal]
-    moonpool calibrate intrinsics IMAGES... --board checkerboard|charuco --cols N --rows M
-                          --square-m S [--marker-m S] [--dictionary NAME] [--out setup.json]
-    moonpool calibrate water SETUP FOLDER [--out setup.json]
+    moonpool WORD [WORD] ...            commands that component packages register
+                                        (``moonpool.components.sdk.commands``): e.g.
+                                        localize, dataset pool, calibrate intrinsics|water
 
 Exit codes: 0 success, 1 a run that failed, 2 bad input (rig, flags, entry).
 """
@@ -104,73 +101,42 @@ def _parser() -> argparse.ArgumentParser:
     fb.add_argument("--force", action="store_true", help="rebuild even if up to date")
     fb.add_argument("--cc", help="C compiler (default: cc)")
 
-    lo = sub.add_parser("localize", help="localize every image of a pool dataset and score it")
-    lo.add_argument("dataset", type=Path, help="folder with setup.json, manifest.jsonl, images")
-    lo.add_argument("--method", choices=["refraction", "pinhole", "both"], default="both")
-    lo.add_argument("--json", type=Path, metavar="OUT", dest="json_out",
-                    help='write {"refraction": {"horizontal_rmse_m", "p95_m", "n"}, ...} to OUT')
-    lo.add_argument("--csv", type=Path, metavar="PATH",
-                    help="per-image results (default: localize-DATASETNAME.csv here)")
-    lo.add_argument("--quad-decimate", type=float, default=2.0, metavar="F",
-                    help="apriltag quad_decimate (default 2; 1 for small tags, slower)")
-
-    ds = sub.add_parser("dataset", help="generate datasets")
-    dsub = ds.add_subparsers(dest="dataset_command", required=True, parser_class=_Parser)
-    dp = dsub.add_parser("pool", help="render a pool localization dataset from the simulator")
-    dp.add_argument("out", type=Path, help="new folder to write")
-    dp.add_argument("--locations", type=int, default=170, metavar="N")
-    dp.add_argument("--images-per-location", type=int, default=4, metavar="K")
-    dp.add_argument("--seed", type=int, default=1, metavar="S")
-    dp.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
-                    help="change a generator option, e.g. rotation_deg=0.1 (repeatable; "
-                         "see docs/localization.md)")
-    dp.add_argument("--ideal", action="store_true",
-                    help="no calibration error and no noise (geometry checks)")
-    dp.add_argument("--setup", type=Path, metavar="FILE",
-                    help="render with this setup.json (the true camera and tag layout; "
-                         "default: the built-in pool rig)")
-
-    ca = sub.add_parser("calibrate", help="calibrate the pool camera (writes setup.json)")
-    csub = ca.add_subparsers(dest="calibrate_command", required=True, parser_class=_Parser)
-    ci = csub.add_parser("intrinsics", help="camera matrix and distortion from photos of a "
-                         "checkerboard or ChArUco board taken in air")
-    ci.add_argument("images", nargs="+", help="image files or folders (15-30 photos)")
-    ci.add_argument("--board", choices=["checkerboard", "charuco"], required=True)
-    ci.add_argument("--cols", type=int, required=True, metavar="N",
-                    help="squares along the board's width (not inner corners)")
-    ci.add_argument("--rows", type=int, required=True, metavar="M", help="squares along its height")
-    ci.add_argument("--square-m", type=float, required=True, metavar="S",
-                    help="edge of one square, m")
-    ci.add_argument("--marker-m", type=float, metavar="S",
-                    help="ChArUco: edge of one marker, m (default 0.75 x square)")
-    ci.add_argument("--dictionary", metavar="NAME",
-                    help="ChArUco: ArUco dictionary, e.g. DICT_5X5_100 (default: found from "
-                         "the images)")
-    ci.add_argument("--fix-k3", action="store_true", help="hold k3 at 0")
-    ci.add_argument("--out", type=Path, default=Path("setup.json"), metavar="FILE",
-                    help="setup.json to create or update (K, dist, image_size; default "
-                         "./setup.json)")
-    ci.add_argument("--json", type=Path, metavar="OUT", dest="json_out",
-                    help="write the full report (per-image errors) as JSON")
-    cw = csub.add_parser("water", help="camera pose and height above the water from tag "
-                         "images at known depths (through refraction)")
-    cw.add_argument("setup", type=Path, help="setup.json with K, dist and the tag layout")
-    cw.add_argument("folder", type=Path, help="folder with manifest.jsonl and the images")
-    cw.add_argument("--out", type=Path, metavar="FILE",
-                    help="where to write the updated setup (default: SETUP itself)")
-    cw.add_argument("--depth-sigma-m", type=float, default=0.002, metavar="S",
-                    help="uncertainty of each image's depth, m (for the reported sigma; "
-                         "default 0.002)")
-    cw.add_argument("--quad-decimate", type=float, default=2.0, metavar="F",
-                    help="apriltag quad_decimate (default 2; 1 for small tags)")
-    cw.add_argument("--json", type=Path, metavar="OUT", dest="json_out",
-                    help="write the full report (sigmas, per-image residuals) as JSON")
+    _add_registered_commands(sub)
 
     d = sub.add_parser("describe", help="print a component's ports and parameters")
     d.add_argument("entry", nargs="?", help="registered name, module:Class or file.py:Class")
     d.add_argument("--list", action="store_true", help="list the registered components")
     d.add_argument("--json", action="store_true", help="print the Description as JSON")
     return p
+
+
+def _add_registered_commands(sub) -> None:
+    """The subcommands component packages register (``moonpool.commands`` entry points):
+    one word (``localize``) or a group word and a leaf (``dataset pool``)."""
+    from moonpool.components.sdk.commands import Command, CommandGroup, registered_commands
+
+    commands, problems = registered_commands()
+    for exc in problems:
+        print(f"warning: {exc}", file=sys.stderr)
+    groups: dict[str, object] = {}
+
+    def group(word: str, help_text: str):
+        if word not in groups:
+            g = sub.add_parser(word, help=help_text)
+            groups[word] = g.add_subparsers(dest=f"{word}_command", required=True,
+                                            parser_class=_Parser)
+        return groups[word]
+
+    for name, obj in sorted(commands.items(), key=lambda kv: (len(kv[0].split()), kv[0])):
+        words = name.split()
+        if isinstance(obj, CommandGroup):
+            group(words[0], obj.help)
+            continue
+        assert isinstance(obj, Command)
+        parent = sub if len(words) == 1 else group(words[0], f"{words[0]} tools")
+        leaf = parent.add_parser(words[-1], help=obj.help, description=obj.help)
+        obj.add_arguments(leaf)
+        leaf.set_defaults(registered_command=obj)
 
 
 class Progress:
@@ -351,135 +317,15 @@ def cmd_fmu(args) -> int:
     return subprocess.call(cmd)
 
 
-def cmd_localize(args) -> int:
-    from moonpool.components.sdk.errors import ParameterError
-    from moonpool.components.localization import dataset
-
-    methods = ("refraction", "pinhole") if args.method == "both" else (args.method,)
-    csv_path = args.csv or Path(f"localize-{args.dataset.resolve().name}.csv")
-    show = sys.stderr.isatty()
-
-    def progress(k: int, n: int) -> None:
-        if show:
-            sys.stderr.write(f"\r{k}/{n} images")
-            sys.stderr.flush()
-
-    try:
-        result = dataset.evaluate_dataset(
-            args.dataset, methods, csv_path,
-            dataset.DetectorOptions(quad_decimate=args.quad_decimate), progress)
-    except ParameterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if show:
-        sys.stderr.write("\r" + " " * 30 + "\r")
-    print(dataset.format_report(result))
-    if args.json_out:
-        args.json_out.write_text(json.dumps(dataset.summary_json(result), indent=2) + "\n")
-        print(f"summary in {args.json_out}")
-    return EXIT_OK if any(st["n"] for st in result["methods"].values()) else EXIT_FAILED
-
-
-def cmd_dataset(args) -> int:
-    from moonpool.components.sdk.errors import ParameterError
-    from moonpool.components.localization import dataset
-
-    overrides = {"locations": args.locations, "images_per_location": args.images_per_location,
-                 "seed": args.seed}
-    for kv in args.overrides:
-        key, sep, value = kv.partition("=")
-        if not sep:
-            print(f"error: --set {kv!r}: expected KEY=VALUE", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        overrides[key.strip()] = value.strip()
-    try:
-        base = dataset.PoolDatasetConfig()
-        cfg = dataset.config_from_overrides(base.ideal() if args.ideal else base, overrides)
-        show = sys.stderr.isatty()
-
-        def progress(k: int, n: int) -> None:
-            if show:
-                sys.stderr.write(f"\r{k}/{n} images")
-                sys.stderr.flush()
-
-        true = None
-        if args.setup is not None:
-            from moonpool.components.localization.pool_setup import load_setup
-
-            true = load_setup(args.setup)
-        info = dataset.generate_pool_dataset(args.out, cfg, true_setup=true, progress=progress)
-    except ParameterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if show:
-        sys.stderr.write("\r" + " " * 30 + "\r")
-    print(f"wrote {info['images']} images ({cfg.locations} locations x {cfg.images_per_location}) "
-          f"to {args.out}/ in {info['seconds']:.1f} s (seed {cfg.seed})")
-    return EXIT_OK
-
-
-def _clear_progress(show: bool) -> None:
-    if show:
-        sys.stderr.write("\r" + " " * 30 + "\r")
-        sys.stderr.flush()
-
-
-def cmd_calibrate(args) -> int:
-    from moonpool.components.sdk.errors import ParameterError
-    from moonpool.components.localization import calibration as cal
-
-    show = sys.stderr.isatty()
-
-    def progress(k: int, n: int) -> None:
-        if show:
-            sys.stderr.write(f"\r{k}/{n} images")
-            sys.stderr.flush()
-
-    try:
-        if args.calibrate_command == "intrinsics":
-            cal.check_output(args.out)
-            board = cal.BoardSpec(args.board, args.cols, args.rows, args.square_m, args.marker_m,
-                                  args.dictionary)
-            res = cal.calibrate_intrinsics(cal.expand_images(args.images), board,
-                                           cal.IntrinsicsOptions(fix_k3=args.fix_k3), progress)
-            _clear_progress(show)
-            print(cal.format_intrinsics_report(res))
-            notes = cal.write_intrinsics(res, args.out)
-        else:
-            if args.out is not None:
-                cal.check_output(args.out)
-            opts = cal.WaterOptions(quad_decimate=args.quad_decimate,
-                                    depth_sigma_m=args.depth_sigma_m)
-            res = cal.calibrate_water(args.setup, args.folder, opts, progress)
-            _clear_progress(show)
-            print(cal.format_water_report(res))
-            notes = cal.write_water(res, args.setup, args.out)
-        if args.json_out:
-            args.json_out.write_text(json.dumps(res.to_json(), indent=2) + "\n")
-            notes.append(f"report in {args.json_out}")
-    except ParameterError as exc:
-        _clear_progress(show)
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    except cal.CalibrationFailed as exc:
-        _clear_progress(show)
-        print(f"error: calibration failed: {exc}", file=sys.stderr)
-        return EXIT_FAILED
-    except OSError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for n in notes:
-        print(n)
-    return EXIT_OK
-
-
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    registered = getattr(args, "registered_command", None)
+    if registered is not None:
+        return registered.run(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
-               "fmu": cmd_fmu, "localize": cmd_localize, "dataset": cmd_dataset,
-               "calibrate": cmd_calibrate, "keys": cmd_keys}
+               "fmu": cmd_fmu, "keys": cmd_keys}
     return handler[args.command](args)
 
 
