@@ -25,19 +25,5 @@ in-process, in a child process, or on another host (``moonpool serve``)::
 See ``sdk/component.py`` for the call order and docs/components.md for a walk-through.
 """
 
-from .sdk.component import Attached, Component, NoParameters, Port, param
-from .sdk.errors import ComponentError, ParameterError, PortError, StepFailed
-from .sdk.noise import KeyedNoise
-
-__all__ = [
-    "Attached",
-    "Component",
-    "ComponentError",
-    "KeyedNoise",
-    "NoParameters",
-    "ParameterError",
-    "Port",
-    "PortError",
-    "StepFailed",
-    "param",
-]
+from .sdk import *  # noqa: F403  (the SDK's main names, for component authors)
+from .sdk import __all__  # noqa: F401
