@@ -13,8 +13,8 @@ rig's ``start_values``), the same 6 wrench inputs and the same 23 state outputs:
 - bare ctypes (a floor, for information): the same calls straight to the FMU's C
   functions with value-reference and value buffers allocated once;
 - fmu component: ``FmuComponent`` driven in a plain loop (no host, no orchestrator):
-  per step a Wrench message in, a VehicleState message out — the cost of
-  ``components/fmu.py`` alone;
+  per step a Wrench message in, a VehicleState message out — the cost of the
+  ``components/fmi/`` package alone;
 - moonpool fmu alone: the rig's vehicle only (wrench held at the same values as start
   values), in-process, recording and plots off: host checks, serialization, hashing
   into the digest, the execution loop;
@@ -24,7 +24,8 @@ rig's ``start_values``), the same 6 wrench inputs and the same 23 state outputs:
 Times are wall-clock time of the stepping loop (setup excluded), best of ``--repeat``.
 The ratio is to bare fmpy (acceptance: moonpool's in-process overhead <= 1.5x).
 ``--profile`` also runs the two moonpool paths under cProfile and splits the time
-between components/fmu.py, the FMU's native calls and the rest (host, orchestrator).
+between the components/fmi/ package, the FMU's native calls and the rest (host,
+orchestrator).
 """
 
 from __future__ import annotations
@@ -43,6 +44,12 @@ OUTS = ["n", "e", "d", "qw", "qx", "qy", "qz", "roll", "pitch", "yaw", "u", "v",
         "p", "q", "r", "du", "dv", "dw", "dp", "dq", "dr", "rho"]
 INS = ["tau_X", "tau_Y", "tau_Z", "tau_K", "tau_M", "tau_N"]
 WRENCH = [40.0, 0.0, 0.0, 0.0, 0.0, 0.0]
+# The FMU component's code, by file (cProfile): the package's folder, the code it
+# generates at configure (compiled I/O), and the functions that call doStep
+# (co-simulation; the C call's time is counted in them).
+FMI_DIR = "/components/fmi/"
+GENERATED = "<moonpool.fmu"
+DO_STEP = ("/components/fmi/cosimulation.py", ("step", "_do_step"))
 
 
 def _vehicle_params() -> dict:
@@ -122,7 +129,7 @@ def bare_ctypes(steps: int, dt: float) -> float:
 
 
 def component(steps: int, dt: float) -> float:
-    from moonpool.components.fmu import FmuComponent
+    from moonpool.components.fmi import FmuComponent
     from moonpool.v1 import vehicle_pb2
 
     p = _vehicle_params()
@@ -171,7 +178,7 @@ def _run_rig(steps: int, rate: int, alone: bool):
 
 
 def profile(steps: int, rate: int, alone: bool) -> None:
-    """cProfile the rig run; split the time: fmu.py, the FMU's C calls, the rest."""
+    """cProfile the rig run; split the time: components/fmi/, the FMU's C calls, the rest."""
     import cProfile
     import pstats
 
@@ -184,18 +191,20 @@ def profile(steps: int, rate: int, alone: bool) -> None:
     fmu_py = do_step = loop = 0.0
     for (file, _, name), (_, _, tottime, cumtime, _) in stats.items():
         # ctypes calls are not profiled on their own: the FMU's C time is in its caller
-        if file.endswith("components/fmu.py") and name == "_do_step":
+        file = file.replace("\\", "/")
+        in_fmi = FMI_DIR in file
+        if file.endswith(DO_STEP[0]) and name in DO_STEP[1]:
             do_step += tottime  # the FMU's doStep (native), called straight through ctypes
-        elif file.endswith("components/fmu.py") or file.startswith("<moonpool.fmu"):
+        elif in_fmi or file.startswith(GENERATED):
             fmu_py += tottime  # includes the two get/set C calls
         if name == "run" and file.endswith("orchestrator/execution.py"):
             loop = cumtime
     rest = loop - do_step - fmu_py
     label = "fmu alone" if alone else "source + fmu"
     print(f"cProfile, moonpool {label}: stepping loop {loop:.3f} s = doStep {do_step:.3f} s "
-          f"({do_step / loop:.0%}) + components/fmu.py {fmu_py:.3f} s ({fmu_py / loop:.0%}) "
+          f"({do_step / loop:.0%}) + components/fmi/ {fmu_py:.3f} s ({fmu_py / loop:.0%}) "
           f"+ everything else (host, orchestrator, other components, protobuf) {rest:.3f} s "
-          f"({rest / loop:.0%}); of the overhead beyond doStep, outside fmu.py: "
+          f"({rest / loop:.0%}); of the overhead beyond doStep, outside components/fmi/: "
           f"{rest / (rest + fmu_py):.0%}")
 
 

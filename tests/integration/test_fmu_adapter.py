@@ -1,4 +1,4 @@
-"""The generic FMU component (moonpool.components.fmu): bad input caught by
+"""The generic FMU component (moonpool.components.fmi): bad input caught by
 `moonpool check`, FMI failures translated, a third-party FMU (built with pythonfmu)
 run from a rig file alone, and an FMU crashing in a child process."""
 
@@ -15,7 +15,7 @@ import pytest
 from conftest import ROOT
 
 from moonpool.components.sdk.errors import RigValidationError, StepFailed
-from moonpool.components.fmu import FmuComponent
+from moonpool.components.fmi import FmuComponent
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.orchestrator.rigfile import load_and_check
@@ -145,13 +145,17 @@ def test_describe_after_configure_and_step_size_policy():
     out = host.initialize(0)
     assert out[0].message.header.sim_time_ns == 0
     comp = host.component
-    comp._variable_step = False  # as if canHandleVariableCommunicationStepSize = false
+    comp._stepper.variable_step = False  # as if canHandleVariableCommunicationStepSize = false
     w = vehicle_pb2.Wrench()
     w.force_n.x = 10
     out = host.step(0, 10_000_000, {"w": w})
     assert out[0].message.header.sim_time_ns == 10_000_000
     assert out[0].message.signals[0].name == "speed" and out[0].message.signals[0].value > 0
+    steps = []  # the doSteps the subdivided step makes: (communication point, size), s
+    do_step = comp._stepper._do_step
+    comp._stepper._do_step = lambda t, dt: steps.append((t, dt)) or do_step(t, dt)
     host.step(10_000_000, 20_000_000, {"w": w})  # a multiple: subdivided
+    assert steps == [(0.01, 0.01), (0.02, 0.01)]
     with pytest.raises(StepFailed, match="variable communication step size"):
         host.step(30_000_000, 15_000_000, {"w": w})
     host.terminate()
@@ -317,7 +321,7 @@ try:
 except StepFailed as exc:
     assert "D2_w = -5" in str(exc), exc  # formatted, and routed to the right component
 good.initialize(0)
-assert not good.component._log, good.component._log
+assert not good.component._fmu.log, good.component._fmu.log
 bad.terminate(); good.terminate()
 del bad, good
 gc.collect()

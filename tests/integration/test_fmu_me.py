@@ -1,4 +1,4 @@
-"""Model exchange in the generic FMU component (moonpool.components.fmu): fixed-step
+"""Model exchange in the generic FMU component (moonpool.components.fmi): fixed-step
 RK4 with the FMI event protocol.
 
 - The hydrodynamics FMU's model-exchange interface, integrated by moonpool (RK4 at

@@ -1,4 +1,4 @@
-"""Camera calibration (components/localization/calibration.py).
+"""Camera calibration (components/localization/calibration/).
 
 Intrinsics: checkerboard and ChArUco images synthesized independently of the code
 under test — the board's squares (and markers' cells) projected with

@@ -1,4 +1,4 @@
-"""Signal sources: components with no inputs that drive others on a schedule.
+"""A body wrench on a schedule: the source that drives a vehicle model's wrench input.
 
 ``ConstantWrench`` (short name ``sources.constant_wrench``) outputs a body wrench
 that is piecewise constant in time: ``schedule`` is a list of
@@ -14,8 +14,8 @@ from typing import Any
 
 from moonpool.v1 import vehicle_pb2
 
-from .sdk.component import Component, Port, param
-from .sdk.errors import ParameterError
+from ..sdk.component import Component, Port, param
+from ..sdk.errors import ParameterError
 
 
 class ConstantWrench(Component):
