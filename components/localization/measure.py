@@ -38,7 +38,7 @@ import cv2
 import numpy as np
 from moonpool.v1 import common_pb2
 
-from ..sensors.common import rot_from_euler
+from ..sdk.frames import rot_from_euler
 from .detect import Detection
 from .pool_setup import PoolSetup
 from .refraction import RefractiveCamera
