@@ -50,16 +50,18 @@ Arithmetic is part of the contract
 Recorded message streams are hashed (a rig and a seed give one digest), so the
 *order of the floating-point operations* below is part of what these functions
 promise: rewriting ``a * b * c`` as ``a * (b * c)`` changes last bits, hence digests.
-The expressions are kept exactly as the components computed them before this module
-existed; do not "simplify" them.
+The expressions are those the sensors, the localization and the controllers computed
+before this module existed (the controllers' R(Θ) associated the triple products of
+R₀₂ and R₁₁ the other way; for the attitudes they build from Euler angles, Rz(ψ),
+and the localization's Ry(θ) Rx(φ), both give the same bits); do not "simplify" them.
 
 Every function is vectorised over leading axes with NumPy. Those that controllers
 and per-message code call with single values have a **scalar path** (plain Python
-floats, :mod:`math`, ~10× faster than NumPy on scalars) that performs the same
-operations in the same order, so both paths give the same bits: +, −, ×, ÷ and √ are
-correctly rounded in IEEE 754 whichever library does them, and NumPy's
-``cos``/``sin``/``arctan2``/``arcsin`` call the same libm as :mod:`math` on builds
-without SVML (AVX-512 builds may differ by an ulp; ``tests/unit/test_frames.py``
+floats and :mod:`math`: 3–60× faster than NumPy on one value, ``benchmarks/frames.py``)
+that performs the same operations in the same order, so both paths give the same
+bits: +, −, ×, ÷ and √ are correctly rounded in IEEE 754 whichever library does them,
+and NumPy's ``cos``/``sin``/``arctan2``/``arcsin`` call the same libm as :mod:`math` on
+builds without SVML (AVX-512 builds may differ by an ulp; ``tests/unit/test_frames.py``
 holds the two paths to one ulp everywhere and to equality where the libm is shared).
 """
 
