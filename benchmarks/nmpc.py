@@ -52,6 +52,7 @@ class Plant:
     def __init__(self, profile: dict, init: dict, lag: float) -> None:
         from fmpy import extract, read_model_description
         from fmpy.fmi3 import FMU3Slave
+        from moonpool.components.actuation.geometry import thrusters_from_profile
         from moonpool.components.control.limits import reachable_box
 
         md = read_model_description(str(FMU))
@@ -68,7 +69,7 @@ class Plant:
         self.fmu.exitInitializationMode()
         self.vr_out = [vr[n] for n in OUT]
         self.vr_tau = [vr[f"tau_{c}"] for c in "XYZKMN"]
-        self.lo, self.hi = reachable_box(profile["thrusters"])
+        self.lo, self.hi = reachable_box(thrusters_from_profile(profile))
         self.lag, self.t, self.tau = lag, 0.0, np.zeros(6)
 
     def state(self):

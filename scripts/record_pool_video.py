@@ -203,7 +203,9 @@ def _poses(recording: Path, localizer: str) -> dict[int, tuple]:
 
 
 def _wrap(a: np.ndarray) -> np.ndarray:
-    return (a + np.pi) % (2 * np.pi) - np.pi
+    from moonpool.components.sdk.frames import wrap_angle
+
+    return wrap_angle(a)
 
 
 def _score(poses: dict[int, tuple]) -> dict:

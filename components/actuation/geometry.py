@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from ..sdk.errors import ParameterError
+from ..sdk.frames import cross
 
 AXES = ("X", "Y", "Z", "K", "M", "N")
 """The body wrench axes in order: forces X Y Z (N), moments K M N (N·m), FRD."""
@@ -187,7 +188,7 @@ def configuration_matrix(thrusters: Sequence[ThrusterSpec]) -> np.ndarray:
     """B (6 x n): column i = [d_i ; r_i x d_i]."""
     d = np.array([t.direction for t in thrusters], dtype=float).reshape(-1, 3)
     r = np.array([t.position_m for t in thrusters], dtype=float).reshape(-1, 3)
-    return np.vstack([d.T, np.cross(r, d).T])
+    return np.vstack([d.T, cross(r, d).T])
 
 
 def _fmt_relation(r: np.ndarray, idx: Sequence[int], pivot: int) -> str:

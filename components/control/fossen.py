@@ -28,7 +28,10 @@ and :meth:`FossenModel.euler_state_derivative` is the 12-state Euler form that
 controllers predict with (singular at θ = ±90°, which a hovering vehicle never sees).
 
 Every method accepts CasADi ``SX``/``MX`` symbols or numbers (``DM``); the constant
-matrices are NumPy arrays.
+matrices are NumPy arrays. :func:`skew`, :func:`rotation_euler` and
+:func:`rotation_quaternion` are the symbolic twins of ``moonpool.components.sdk.frames``
+(``skew``, ``rot_from_euler``, ``rot_from_quat``; same conventions, which that module's
+docstring writes out); numbers go through ``frames``.
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ from typing import Any
 
 import casadi as ca
 import numpy as np
+
+from ..sdk import frames
 
 EARTH_RATE = 7.292115e-5  # rad/s, as in the FMU (model.h)
 
@@ -64,10 +69,6 @@ def skew(a: Any) -> Any:
         ca.horzcat(a[2], 0, -a[0]),
         ca.horzcat(-a[1], a[0], 0),
     )
-
-
-def _skew_np(a: np.ndarray) -> np.ndarray:
-    return np.array([[0, -a[2], a[1]], [a[2], 0, -a[0]], [-a[1], a[0], 0]], dtype=float)
 
 
 def rotation_euler(phi: Any, theta: Any, psi: Any) -> Any:
@@ -142,7 +143,7 @@ class FossenModel:
         self.I_g = np.array([[p["Ixx"], -p["Ixy"], -p["Ixz"]],
                              [-p["Ixy"], p["Iyy"], -p["Iyz"]],
                              [-p["Ixz"], -p["Iyz"], p["Izz"]]])
-        Sg = _skew_np(self.r_g)
+        Sg = frames.skew(self.r_g)
         I_o = self.I_g - self.m * Sg @ Sg
         #: Rigid-body inertia about CO (Fossen eq. 3.44).
         self.M_RB = np.block([[self.m * np.eye(3), -self.m * Sg], [self.m * Sg, I_o]])

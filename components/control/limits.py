@@ -1,7 +1,8 @@
 """What the thrusters can push: the reachable body wrench box of a vehicle profile.
 
 A profile's ``[[thrusters]]`` (``position`` [m, body FRD], unit ``direction``,
-``max_forward_n``, ``max_reverse_n``) define the thrust configuration matrix
+``max_forward_n``, ``max_reverse_n``), read and checked by ``actuation/geometry.py``
+as the allocator reads them, define the thrust configuration matrix
 
     B = [d_1 … d_n; r_1 × d_1 … r_n × d_n]        τ = B f,   −f_rev,i ≤ f_i ≤ f_fwd,i
 
@@ -18,27 +19,19 @@ from typing import Any
 
 import numpy as np
 
-AXES = ("X", "Y", "Z", "K", "M", "N")
+from ..actuation.geometry import ThrusterSpec, configuration_matrix, thrusters_from_profile
+
+__all__ = ["profile_box", "reachable_box"]
 
 
-def thrust_matrix(thrusters: Sequence[Mapping[str, Any]]) -> np.ndarray:
-    """B (6 × n): column i is [d_i; r_i × d_i] for thruster i."""
-    cols = []
-    for t in thrusters:
-        d = np.asarray(t["direction"], dtype=float)
-        d = d / np.linalg.norm(d)
-        r = np.asarray(t["position"], dtype=float)
-        cols.append(np.r_[d, np.cross(r, d)])
-    return np.array(cols, dtype=float).T
-
-
-def reachable_box(thrusters: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
-    """(lower, upper): per axis X Y Z K M N, the extreme single-axis wrench [N, N·m]."""
+def reachable_box(thrusters: Sequence[ThrusterSpec]) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper): per axis X Y Z K M N, the extreme single-axis wrench [N, N·m]
+    of validated thrusters (``actuation.geometry.thrusters_from_profile``)."""
     from scipy.optimize import linprog
 
-    B = thrust_matrix(thrusters)
+    B = configuration_matrix(thrusters)
     n = B.shape[1]
-    bounds = [(-float(t["max_reverse_n"]), float(t["max_forward_n"])) for t in thrusters] + [(None, None)]
+    bounds = [(t.f_min, t.f_max) for t in thrusters] + [(None, None)]
     lower, upper = np.zeros(6), np.zeros(6)
     for j in range(6):
         e = np.zeros((6, 1))
@@ -52,9 +45,12 @@ def reachable_box(thrusters: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, n
     return lower, upper
 
 
-def profile_box(profile: Mapping[str, Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """The reachable box of a profile table, or None when it has no ``[[thrusters]]``."""
+def profile_box(profile: Mapping[str, Any],
+                component: str = "") -> tuple[np.ndarray, np.ndarray] | None:
+    """The reachable box of a profile table, or None when it has no ``[[thrusters]]``;
+    the thrusters are validated as the allocator validates them (``ParameterError``
+    naming ``component`` and the thruster)."""
     thrusters = profile.get("thrusters") if profile else None
     if not thrusters:
         return None
-    return reachable_box(thrusters)
+    return reachable_box(thrusters_from_profile(profile, component))

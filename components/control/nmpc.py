@@ -477,11 +477,7 @@ def _box_from_profile(profile: Mapping[str, Any], margin: float, component: str)
     if not 0 < margin <= 1:
         raise ParameterError(f"limit_margin must be in (0, 1], got {margin}", component=component,
                              fix="e.g. limit_margin = 0.8")
-    try:
-        box = profile_box(profile)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ParameterError(f"the profile's [[thrusters]] cannot be read: {exc}", component=component,
-                             fix="each thruster needs position, direction, max_forward_n, max_reverse_n") from exc
+    box = profile_box(profile, component)  # ParameterError naming the thruster at fault
     if box is None:
         raise ParameterError("input_limit is empty and the profile has no [[thrusters]]",
                              component=component, fix="give input_limit = [X, Y, Z, N]")

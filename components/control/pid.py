@@ -42,9 +42,9 @@ from moonpool.v1 import navigation_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import wrap_angle
 from .fossen import FossenModel
-from .state import (Kinematics, StateInput, kinematics, state_message_class, state_type_param,
-                    wrap_angle)
+from .state import Kinematics, StateInput, kinematics, state_message_class, state_type_param
 
 AXES = ("x", "y", "z", "yaw")
 
@@ -295,11 +295,7 @@ def _limits_from_profile(profile: Mapping[str, Any], margin: float, component: s
     if not 0 < margin <= 1:
         raise ParameterError(f"limit_margin must be in (0, 1], got {margin}", component=component,
                              fix="e.g. limit_margin = 0.8")
-    try:
-        box = profile_box(profile)
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ParameterError(f"the profile's [[thrusters]] cannot be read: {exc}", component=component,
-                             fix="each thruster needs position, direction, max_forward_n, max_reverse_n") from exc
+    box = profile_box(profile, component)  # ParameterError naming the thruster at fault
     if box is None:
         raise ParameterError("output_limit is empty and the profile has no [[thrusters]]",
                              component=component,

@@ -15,6 +15,7 @@ from moonpool.v1 import navigation_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import euler_from_rot, rot_from_euler, rot_from_quat, wrap_angle
 
 STATE_TYPES = {
     "moonpool.v1.VehicleState": vehicle_pb2.VehicleState,
@@ -52,31 +53,6 @@ class StateInput:
         inputs = tuple(Port(p.name, state_cls, p.description) if p.name == "state" else p
                        for p in cls.inputs)
         return inputs, tuple(cls.outputs)
-
-
-def wrap_angle(a: float) -> float:
-    """a wrapped into (−π, π]."""
-    w = math.remainder(a, 2 * math.pi)  # [−π, π]
-    return math.pi if w == -math.pi else w
-
-
-def quaternion_matrix(w: float, x: float, y: float, z: float) -> np.ndarray:
-    """R(q), body → NED, of a quaternion (normalised here; identity for a zero quaternion)."""
-    n = math.sqrt(w * w + x * x + y * y + z * z)
-    if n == 0.0:
-        return np.eye(3)
-    w, x, y, z = w / n, x / n, y / n, z / n
-    return np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
-
-
-def euler_from_matrix(R: np.ndarray) -> tuple[float, float, float]:
-    """zyx Euler angles (φ, θ, ψ) of R = Rz(ψ) Ry(θ) Rx(φ)."""
-    theta = -math.asin(max(-1.0, min(1.0, R[2, 0])))
-    return math.atan2(R[2, 1], R[2, 2]), theta, math.atan2(R[1, 0], R[0, 0])
 
 
 @dataclass(frozen=True)
@@ -117,19 +93,8 @@ class Kinematics:
         """The inverse of :meth:`euler_state` (ψ wrapped into (−π, π])."""
         x = np.asarray(x, dtype=float)
         euler = np.array([x[3], x[4], wrap_angle(x[5])])
-        return cls(position_ned=x[0:3].copy(), euler=euler, rotation=euler_matrix(*euler),
+        return cls(position_ned=x[0:3].copy(), euler=euler, rotation=rot_from_euler(*euler),
                    nu=x[6:12].copy())
-
-
-def euler_matrix(phi: float, theta: float, psi: float) -> np.ndarray:
-    """R(Θ) = Rz(ψ) Ry(θ) Rx(φ), body → NED."""
-    cf, sf, ct, st = math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta)
-    cp, sp = math.cos(psi), math.sin(psi)
-    return np.array([
-        [cp * ct, -sp * cf + cp * st * sf, sp * sf + cp * cf * st],
-        [sp * ct, cp * cf + sf * st * sp, -cp * sf + st * sp * cf],
-        [-st, ct * sf, ct * cf],
-    ])
 
 
 def kinematics(msg: vehicle_pb2.VehicleState | navigation_pb2.NavigationState) -> Kinematics | None:
@@ -146,12 +111,12 @@ def kinematics(msg: vehicle_pb2.VehicleState | navigation_pb2.NavigationState) -
         return None
     o = msg.orientation
     if (o.w, o.x, o.y, o.z) != (0.0, 0.0, 0.0, 0.0):
-        R = quaternion_matrix(o.w, o.x, o.y, o.z)
+        R = rot_from_quat((o.w, o.x, o.y, o.z))
     elif nav:
-        R = euler_matrix(0.0, 0.0, msg.yaw_rad)
+        R = rot_from_euler(0.0, 0.0, msg.yaw_rad)
     else:
-        R = euler_matrix(msg.roll_rad, msg.pitch_rad, msg.yaw_rad)
-    phi, theta, psi = euler_from_matrix(R)
+        R = rot_from_euler(msg.roll_rad, msg.pitch_rad, msg.yaw_rad)
+    phi, theta, psi = euler_from_rot(R)
     p = msg.position_ned_m
     if nav:
         v = msg.velocity_ned_mps

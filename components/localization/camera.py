@@ -10,7 +10,6 @@ drawn from a Philox generator keyed by (seed, instance name, "image") at counter
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,22 +18,16 @@ from moonpool.v1 import vehicle_pb2, vision_pb2
 
 from ..sdk.component import Attached, Component, Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import euler_from_rot, rot_from_quat
 from ..sdk.noise import channel_key
-from ..sensors.common import rot_from_quat
 from .pool_setup import PoolSetup, example_setup, load_setup
 from .render import Pose, Renderer, RenderOptions
 
 
 def pose_from_state(state: vehicle_pb2.VehicleState) -> Pose:
     """The vehicle pose (position and ZYX angles) of a VehicleState."""
-    q = state.orientation
-    quat = np.array([q.w, q.x, q.y, q.z])
-    if not np.any(quat):
-        quat = np.array([1.0, 0.0, 0.0, 0.0])
-    R = rot_from_quat(quat)
-    roll = math.atan2(R[2, 1], R[2, 2])
-    pitch = -math.asin(max(-1.0, min(1.0, R[2, 0])))
-    yaw = math.atan2(R[1, 0], R[0, 0])
+    q = state.orientation  # unset (all zero): level, heading north
+    roll, pitch, yaw = euler_from_rot(rot_from_quat((q.w, q.x, q.y, q.z)))
     p = state.position_ned_m
     return Pose(p.x, p.y, p.z, roll, pitch, yaw)
 

@@ -28,7 +28,8 @@ from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2, vi
 
 from ..sdk.component import Attached, Component, Port, param
 from ..sdk.errors import ParameterError
-from ..sensors.common import P_ATM, G, quat_from_euler, refuse, rot_from_euler, set_valid
+from ..sdk.frames import quat_from_euler, rot_from_euler, tilt_from_specific_force
+from ..sensors.common import P_ATM, G, refuse, set_valid
 from .camera import pose_from_state, setup_from_param
 from .detect import DetectorOptions, TagDetector, roi_around
 from .measure import (
@@ -165,7 +166,7 @@ class Localizer(Component):
         fb = self.R_bs_imu @ np.array([f.x, f.y, f.z])
         if not np.all(np.isfinite(fb)) or np.linalg.norm(fb) < 1e-6:
             return None
-        return math.atan2(-fb[1], -fb[2]), math.atan2(fb[0], math.hypot(fb[1], fb[2]))
+        return tilt_from_specific_force(fb[0], fb[1], fb[2])
 
     def depth(self, pressure, roll: float, pitch: float) -> float | None:
         if pressure is None or not pressure.validity.valid:

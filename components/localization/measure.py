@@ -38,7 +38,7 @@ import cv2
 import numpy as np
 from moonpool.v1 import common_pb2
 
-from ..sensors.common import rot_from_euler
+from ..sdk.frames import rot_from_euler
 from .detect import Detection
 from .pool_setup import PoolSetup
 from .refraction import RefractiveCamera
@@ -96,6 +96,12 @@ def _no_tag_refusal(method: str, ignored: list[str]) -> Measurement:
 
 
 def wrap(a):
+    """a wrapped into [−π, π) as (a + π) mod 2π − π, elementwise.
+
+    Not ``sdk.frames.wrap_angle`` (exact, (−π, π]): adding π rounds away the low bits
+    of a small a, and those rounded bits are in the published covariances (the yaw
+    column of the tilt/depth Jacobian, the yaw spread), so the recorded digests of the
+    localized rigs depend on this form."""
     return (np.asarray(a) + np.pi) % (2 * np.pi) - np.pi
 
 

@@ -61,6 +61,7 @@ from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import quat_from_euler, tilt_from_specific_force, wrap_angle
 
 NS = 1_000_000_000
 G = 9.80665
@@ -70,26 +71,11 @@ P_ATM = 101_325.0
 _POSE, _DEPTH, _GYRO = 0, 1, 2
 
 
-def wrap(a: float) -> float:
-    """a wrapped to (−π, π]."""
-    w = math.remainder(a, 2 * math.pi)
-    return math.pi if w == -math.pi else w
-
-
 def _angle_residual(z: np.ndarray, hx: np.ndarray) -> np.ndarray:
     """z − h(x) for column vectors whose first component is an angle."""
     y = np.asarray(z, float) - np.asarray(hx, float)
-    y[0, 0] = wrap(float(y[0, 0]))
+    y[0, 0] = wrap_angle(float(y[0, 0]))
     return y
-
-
-def _quat_from_euler(phi: float, theta: float, psi: float) -> tuple[float, float, float, float]:
-    """(w, x, y, z) of Rz(ψ) Ry(θ) Rx(φ)."""
-    cr, sr = math.cos(phi / 2), math.sin(phi / 2)
-    cp, sp = math.cos(theta / 2), math.sin(theta / 2)
-    cy, sy = math.cos(psi / 2), math.sin(psi / 2)
-    return (cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-            cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy)
 
 
 @dataclass(frozen=True)
@@ -227,13 +213,13 @@ class PoseVelocityYawFilter:
         if self.has_yaw and self.consecutive_yaw_rejections >= self.reset_after:
             # Every recent yaw disagreed: the filter lost the heading (not the camera).
             self.yaw_resets += 1
-            self.yaw.x = np.array([[wrap(psi)], [float(self.yaw.x[1, 0])]])
+            self.yaw.x = np.array([[wrap_angle(psi)], [float(self.yaw.x[1, 0])]])
             self.yaw.P = np.diag([var, float(self.yaw.P[1, 1])])
             self.consecutive_yaw_rejections = 0
             self.applied["yaw"] += 1
             return
         if not self.has_yaw:
-            self.yaw.x = np.array([[wrap(psi)], [0.0]])
+            self.yaw.x = np.array([[wrap_angle(psi)], [0.0]])
             self.yaw.P = np.diag([var, 0.5**2])
             self.has_yaw = True
             self.applied["yaw"] += 1
@@ -241,7 +227,7 @@ class PoseVelocityYawFilter:
         ok = self._gated_update(self.yaw, np.array([psi]), np.array([[1.0, 0.0]]), np.array([[var]]),
                                 "yaw", angle=True)
         self.consecutive_yaw_rejections = 0 if ok else self.consecutive_yaw_rejections + 1
-        self.yaw.x[0, 0] = wrap(float(self.yaw.x[0, 0]))
+        self.yaw.x[0, 0] = wrap_angle(float(self.yaw.x[0, 0]))
 
 
 class NavigationFilter(Component):
@@ -377,8 +363,7 @@ class NavigationFilter(Component):
         θ_a = atan2(f_x, √(f_y² + f_z²)). Blend: x ← x_g + k (x_a − x_g), k = Δt / (τ + Δt).
         """
         f, w = msg.specific_force_mps2, msg.angular_rate_radps
-        phi_a = math.atan2(-f.y, -f.z)
-        theta_a = math.atan2(f.x, math.hypot(f.y, f.z))
+        phi_a, theta_a = tilt_from_specific_force(f.x, f.y, f.z)
         t = msg.header.sim_time_ns
         if self.attitude_t_ns is None:
             self.phi, self.theta = phi_a, theta_a
@@ -389,7 +374,7 @@ class NavigationFilter(Component):
             phi_g = self.phi + (p + (q * sp + r * cp) * math.tan(self.theta)) * dt
             theta_g = self.theta + (q * cp - r * sp) * dt
             k = dt / (self.p.attitude_time_constant_s + dt)
-            self.phi = phi_g + k * wrap(phi_a - phi_g)
+            self.phi = phi_g + k * wrap_angle(phi_a - phi_g)
             self.theta = theta_g + k * (theta_a - theta_g)
         self.attitude_t_ns = max(t, self.attitude_t_ns or t)
         self.rates = (w.x, w.y, w.z)
@@ -450,7 +435,7 @@ class NavigationFilter(Component):
         msg.yaw_rad = psi
         msg.yaw_variance_rad2 = float(f.yaw.P[0, 0]) if f.has_yaw else math.inf
         if self.attitude_t_ns is not None:  # attitude and body rates from the IMU
-            q = _quat_from_euler(self.phi, self.theta, psi)
+            q = quat_from_euler(self.phi, self.theta, psi).tolist()
             msg.orientation.w, msg.orientation.x, msg.orientation.y, msg.orientation.z = q
             w = msg.angular_velocity_body_radps
             w.x, w.y, w.z = self.rates
@@ -482,4 +467,4 @@ class NavigationFilter(Component):
                 "too_late": self.too_late, "resets": f.resets, "yaw_resets": f.yaw_resets}
 
 
-__all__ = ["Measurement", "NavigationFilter", "PoseVelocityYawFilter", "wrap"]
+__all__ = ["Measurement", "NavigationFilter", "PoseVelocityYawFilter"]

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..sdk.errors import ParameterError
+from ..sdk.frames import rot_x, rot_y, rot_z
 from .tags import FAMILIES, tag_corners_body, tag_family
 
 log = logging.getLogger(__name__)
@@ -359,21 +360,6 @@ def dumps_compact(obj: Any, indent: int = 0) -> str:
 # ------------------------------------------------------------------ helpers
 
 
-def rotation_x(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[1.0, 0.0, 0.0], [0.0, c, -s], [0.0, s, c]])
-
-
-def rotation_y(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, 0.0, s], [0.0, 1.0, 0.0], [-s, 0.0, c]])
-
-
-def rotation_z(a: float) -> np.ndarray:
-    c, s = math.cos(a), math.sin(a)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-
-
 def nadir_rotation(heading_rad: float = 0.0, tilt_x_rad: float = 0.0,
                    tilt_y_rad: float = 0.0) -> np.ndarray:
     """R_wc of a camera looking straight down with image 'up' towards world
@@ -382,7 +368,7 @@ def nadir_rotation(heading_rad: float = 0.0, tilt_x_rad: float = 0.0,
     With heading 0 the camera's x axis (image right) is world +y, its y axis (image
     down) world -x and its z axis (optical axis) world +z (down)."""
     base = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
-    return rotation_z(heading_rad) @ base @ rotation_x(tilt_x_rad) @ rotation_y(tilt_y_rad)
+    return rot_z(heading_rad) @ base @ rot_x(tilt_x_rad) @ rot_y(tilt_y_rad)
 
 
 def example_setup(image_size: tuple[int, int] = (1280, 720)) -> PoolSetup:

@@ -37,7 +37,7 @@ import cv2
 import numpy as np
 from scipy.special import ndtri
 
-from ..sensors.common import rot_from_euler
+from ..sdk.frames import rot_from_euler
 from .pool_setup import PoolSetup
 from .refraction import RefractiveCamera, refract
 from .tags import tag_axes_body, tag_family

@@ -1,9 +1,10 @@
-"""Pieces every sensor shares: rotations, the mount pose, truth extraction from a
-VehicleState, latency, and validity.
+"""Pieces every sensor shares: the mount pose, truth extraction from a VehicleState,
+latency, and validity.
 
-Conventions (DESIGN.md): NED world, FRD body, quaternions (w, x, y, z) rotate body
-vectors into the world; a sensor frame is given by its mount: lever arm r (body
-frame, m) and rotation R_bs (sensor -> body) from roll/pitch/yaw (ZYX, rad).
+Conventions (``moonpool.components.sdk.frames``, where the rotations live): NED world,
+FRD body, quaternions (w, x, y, z) rotate body vectors into the world; a sensor frame
+is given by its mount: lever arm r (body frame, m) and rotation R_bs (sensor -> body)
+from roll/pitch/yaw (ZYX, rad).
 """
 
 from __future__ import annotations
@@ -17,78 +18,11 @@ import numpy as np
 from moonpool.v1 import common_pb2
 
 from ..sdk.component import Component
+from ..sdk.frames import rot_from_euler
 from ..sdk.noise import KeyedNoise
 
 G = 9.80665  # standard gravity, m/s^2
 P_ATM = 101_325.0  # standard atmosphere, Pa
-
-
-# ----------------------------------------------------------------- rotations
-
-
-def cross(a: Any, b: Any) -> np.ndarray:
-    """a × b over the last axis, broadcasting (3-vectors or stacks of them).
-
-    The same products and differences, in the same order, as ``np.cross`` (so the
-    same bits), without its axis handling: ~1-2 µs instead of ~30 for one pair."""
-    a = np.asarray(a, dtype=float)
-    b = np.asarray(b, dtype=float)
-    a0, a1, a2 = a[..., 0], a[..., 1], a[..., 2]
-    b0, b1, b2 = b[..., 0], b[..., 1], b[..., 2]
-    return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
-
-
-def rot_from_quat(q: np.ndarray) -> np.ndarray:
-    """R (3x3, or (..., 3, 3)) from unit quaternions (..., 4) = (w, x, y, z): v_world = R v_body."""
-    q = np.asarray(q, dtype=float)
-    q = q / np.linalg.norm(q, axis=-1, keepdims=True)
-    w, x, y, z = q[..., 0], q[..., 1], q[..., 2], q[..., 3]
-    R = np.empty(q.shape[:-1] + (3, 3))
-    R[..., 0, 0] = 1 - 2 * (y * y + z * z)
-    R[..., 0, 1] = 2 * (x * y - w * z)
-    R[..., 0, 2] = 2 * (x * z + w * y)
-    R[..., 1, 0] = 2 * (x * y + w * z)
-    R[..., 1, 1] = 1 - 2 * (x * x + z * z)
-    R[..., 1, 2] = 2 * (y * z - w * x)
-    R[..., 2, 0] = 2 * (x * z - w * y)
-    R[..., 2, 1] = 2 * (y * z + w * x)
-    R[..., 2, 2] = 1 - 2 * (x * x + y * y)
-    return R
-
-
-def rot_from_euler(roll: Any, pitch: Any, yaw: Any) -> np.ndarray:
-    """R = Rz(yaw) Ry(pitch) Rx(roll) (Fossen's ZYX convention), broadcasting."""
-    cr, sr = np.cos(roll), np.sin(roll)
-    cp, sp = np.cos(pitch), np.sin(pitch)
-    cy, sy = np.cos(yaw), np.sin(yaw)
-    R = np.empty(np.broadcast(cr, cp, cy).shape + (3, 3))
-    R[..., 0, 0] = cy * cp
-    R[..., 0, 1] = cy * sp * sr - sy * cr
-    R[..., 0, 2] = cy * sp * cr + sy * sr
-    R[..., 1, 0] = sy * cp
-    R[..., 1, 1] = sy * sp * sr + cy * cr
-    R[..., 1, 2] = sy * sp * cr - cy * sr
-    R[..., 2, 0] = -sp
-    R[..., 2, 1] = cp * sr
-    R[..., 2, 2] = cp * cr
-    return R
-
-
-def quat_from_euler(roll: float, pitch: float, yaw: float) -> np.ndarray:
-    """(w, x, y, z) of Rz(yaw) Ry(pitch) Rx(roll)."""
-    cr, sr = np.cos(roll / 2), np.sin(roll / 2)
-    cp, sp = np.cos(pitch / 2), np.sin(pitch / 2)
-    cy, sy = np.cos(yaw / 2), np.sin(yaw / 2)
-    return np.array([cr * cp * cy + sr * sp * sy, sr * cp * cy - cr * sp * sy,
-                     cr * sp * cy + sr * cp * sy, cr * cp * sy - sr * sp * cy])
-
-
-def euler_from_rot(R: np.ndarray) -> tuple[Any, Any, Any]:
-    """(roll, pitch, yaw) of R = Rz Ry Rx."""
-    roll = np.arctan2(R[..., 2, 1], R[..., 2, 2])
-    pitch = -np.arcsin(np.clip(R[..., 2, 0], -1.0, 1.0))
-    yaw = np.arctan2(R[..., 1, 0], R[..., 0, 0])
-    return roll, pitch, yaw
 
 
 # --------------------------------------------------------------------- mount

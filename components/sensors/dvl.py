@@ -46,9 +46,9 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import cross, rot_from_quat
 from ..sdk.noise import KeyedNoise
-from .common import (Latency, Mount, Truth, cross, refuse, rot_from_quat, set_valid,
-                     truth_from_state)
+from .common import Latency, Mount, Truth, refuse, set_valid, truth_from_state
 
 VALID = 0
 OUT_OF_RANGE = common_pb2.REFUSAL_REASON_OUT_OF_RANGE

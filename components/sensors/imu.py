@@ -44,9 +44,9 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import cross, rot_from_quat
 from ..sdk.noise import KeyedNoise
-from .common import (G, Latency, Mount, cross, refuse, rot_from_quat, set_valid,
-                     truth_from_state)
+from .common import G, Latency, Mount, refuse, set_valid, truth_from_state
 
 FLICKER_FACTOR = 0.664
 """Allan floor of flicker (bias instability) noise: σ_min = sqrt(2 ln 2 / π) B."""

@@ -26,8 +26,9 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import rot_from_quat
 from ..sdk.noise import KeyedNoise
-from .common import Mount, SensorComponent, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
 from .gnss import WGS84_E2, _mtv, _mv, earth_radii, ned_to_geodetic
 
 # ------------------------------------------------------------------ field models

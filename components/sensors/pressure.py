@@ -24,8 +24,9 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.errors import ParameterError
+from ..sdk.frames import rot_from_quat
 from ..sdk.noise import KeyedNoise
-from .common import G, P_ATM, Mount, SensorComponent, refuse, rot_from_quat, set_valid, truth_from_state
+from .common import G, P_ATM, Mount, SensorComponent, refuse, set_valid, truth_from_state
 from .environment import WaterColumn
 
 VALID = 0

@@ -24,7 +24,8 @@ from moonpool.v1 import navigation_pb2, signals_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
-from .references import T2_TRAJECTORIES, RefPoint, t2_reference, wrap_angle
+from ..sdk.frames import wrap_angle
+from .references import T2_TRAJECTORIES, RefPoint, t2_reference
 from .scoring import T1Trial, t1_summary, t2_summary
 
 NS = 1_000_000_000

@@ -232,13 +232,7 @@ def _curve_length(dshape, n: int = 4096) -> float:
     return float(sum(np.linalg.norm(dshape(t)) for t in th) * (2 * math.pi / n))
 
 
-def wrap_angle(a: float) -> float:
-    """a wrapped to (−π, π]."""
-    w = math.remainder(a, 2 * math.pi)
-    return math.pi if w == -math.pi else w
-
-
 __all__ = [
     "Ellipse", "Lemniscate", "Polyline", "RefPoint", "Reference", "T2_TRAJECTORIES",
-    "quintic", "ramped_phase", "t2_reference", "wrap_angle",
+    "quintic", "ramped_phase", "t2_reference",
 ]

@@ -42,7 +42,7 @@ from moonpool.v1 import signals_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
-from ..sensors.common import cross
+from ..sdk.frames import cross, skew
 from . import bekker
 from .bekker import Soil, slip_ratio
 from .soils import PRESETS, soil_from
@@ -58,10 +58,6 @@ _FMU_DEFAULTS = {
 _REQUIRED_INERTIA = ("mass", "Ixx", "Iyy", "Izz", "A_u", "A_v", "A_w", "A_p", "A_q", "A_r")
 
 
-def _skew(a: np.ndarray) -> np.ndarray:
-    return np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
-
-
 def mass_matrix(p: Mapping[str, float]) -> np.ndarray:
     """M = M_RB + M_A about CO (Fossen eq. 3.44), as the hydrodynamics FMU builds it."""
     m = float(p["mass"])
@@ -69,7 +65,7 @@ def mass_matrix(p: Mapping[str, float]) -> np.ndarray:
     I_g = np.array([[p["Ixx"], -p["Ixy"], -p["Ixz"]],
                     [-p["Ixy"], p["Iyy"], -p["Iyz"]],
                     [-p["Ixz"], -p["Iyz"], p["Izz"]]], dtype=float)
-    S = _skew(r_g)
+    S = skew(r_g)
     M = np.zeros((6, 6))
     M[:3, :3] = m * np.eye(3)
     M[:3, 3:] = -m * S

@@ -23,7 +23,7 @@ import numpy as np  # noqa: E402
 from scipy.linalg import sqrtm  # noqa: E402
 
 from moonpool.components.sdk.noise import KeyedNoise  # noqa: E402
-from moonpool.components.sensors.common import quat_from_euler  # noqa: E402
+from moonpool.components.sdk.frames import quat_from_euler  # noqa: E402
 from moonpool.components.sensors.magnetometer import (MagnetometerModel,  # noqa: E402
                                                        magnetometer_measure)
 

@@ -103,7 +103,7 @@ def test_bad_input_exits_2(dataset, tmp_path):
 SOURCE = '''
 import math
 from moonpool.components import Component, Port
-from moonpool.components.sensors.common import quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
 from moonpool.v1 import vehicle_pb2
 
 

@@ -16,7 +16,7 @@ import pytest
 from scipy.linalg import sqrtm
 
 from moonpool.components.sdk.noise import KeyedNoise
-from moonpool.components.sensors.common import quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
 from moonpool.components.sensors.magnetometer import MagnetometerModel, magnetometer_measure
 
 HARD = np.array([2500.0, -1200.0, 800.0])

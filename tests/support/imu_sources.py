@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moonpool.components import Component, Port, param
-from moonpool.components.sensors.common import quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
 from moonpool.v1 import vehicle_pb2
 
 

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from moonpool.components import Component, Port
-from moonpool.components.sensors.common import quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
 from moonpool.v1 import vehicle_pb2
 
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from moonpool.components.sdk.host import ComponentHost
-from moonpool.components.sensors.common import Mount, Truth, quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sensors.common import Mount, Truth
 from moonpool.components.sensors.dvl import DvlModel, DvlParams, DvlSensor
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, sensors_pb2, vehicle_pb2
 
@@ -51,7 +52,7 @@ def test_tilted_vehicle_ranges_by_ray_plane_intersection():
     rpy = (0.1, -0.2, 1.0)
     m = DvlModel(DvlParams(**QUIET, seabed_depth_m=60.0), Mount((0, 0, 0), (0.0, 0.05, 0.3)))
     b, _ = m.measure(truth(1, 40.0, (0.5, 0, 0), rpy=rpy))
-    from moonpool.components.sensors.common import rot_from_euler
+    from moonpool.components.sdk.frames import rot_from_euler
     R_ws = rot_from_euler(*rpy) @ rot_from_euler(0.0, 0.05, 0.3)
     for i, bi in enumerate(beams_ref()):
         d = R_ws @ bi
@@ -70,7 +71,7 @@ def test_height_field_matches_exact_ray_plane():
     tr.position_ned_m[0, :2] = (10.0, -5.0)
     b, _ = m.measure(tr)
     R = m.mount.R_bs
-    from moonpool.components.sensors.common import rot_from_quat
+    from moonpool.components.sdk.frames import rot_from_quat
     Rw = rot_from_quat(tr.quaternion[0])
     p0 = tr.position_ned_m[0]
     nrm = np.array([-0.1, 0.05, 1.0])  # plane: z - 0.1 N + 0.05 E = 50

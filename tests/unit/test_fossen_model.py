@@ -19,6 +19,7 @@ import casadi as ca
 import numpy as np
 import pytest
 from conftest import ROOT
+from moonpool.components.actuation.geometry import thrusters_from_profile
 from moonpool.components.control.fossen import (
     FossenModel,
     rotation_euler,
@@ -188,7 +189,7 @@ def test_reachable_box_of_the_bluerov2_heavy_by_hand():
     """Horizontal thrusters at ±45°: X_max = cos 45° (2·50 + 2·38.5); heave by the four
     vertical thrusters (up: forward 50 N each; down: reverse 38.5 N each); yaw arm
     |x d_y − y d_x| = (0.156 + 0.111) cos 45°."""
-    lo, hi = reachable_box(profile("bluerov2_heavy")["thrusters"])
+    lo, hi = reachable_box(thrusters_from_profile(profile("bluerov2_heavy")))
     c = math.cos(math.pi / 4)
     assert hi[0] == pytest.approx(c * 177.0) and lo[0] == pytest.approx(-c * 177.0)
     assert hi[1] == pytest.approx(c * 177.0) and lo[1] == pytest.approx(-c * 177.0)

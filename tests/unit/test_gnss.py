@@ -11,7 +11,8 @@ import pytest
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.noise import KeyedNoise
-from moonpool.components.sensors.common import Mount, quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sensors.common import Mount
 from moonpool.components.sensors.gnss import GnssModel, GnssSensor, gnss_measure, ned_to_geodetic
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, vehicle_pb2
 

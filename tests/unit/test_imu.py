@@ -12,7 +12,8 @@ import pytest
 from imu_sources import make_state
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.sdk.host import ComponentHost
-from moonpool.components.sensors.common import G, Mount, quat_from_euler, rot_from_euler
+from moonpool.components.sdk.frames import quat_from_euler, rot_from_euler
+from moonpool.components.sensors.common import G, Mount
 from moonpool.components.sensors.imu import (ImuModel, ImuModelParams, ImuSensor,
                                               specific_force_and_rate)
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, vehicle_pb2
@@ -304,7 +305,7 @@ def test_same_seed_in_another_process_equals_pure_model(tmp_path):
 def test_cross_is_numpys_cross_bit_for_bit():
     """The sensors' (and terramechanics') 3-vector cross product is a faster np.cross:
     the same bits for single vectors, stacks and broadcasting, at any magnitude."""
-    from moonpool.components.sensors.common import cross
+    from moonpool.components.sdk.frames import cross
 
     rng = np.random.default_rng(5)
     for shape in [(3,), (9, 3), (2, 4, 3)]:

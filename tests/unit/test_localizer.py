@@ -24,7 +24,8 @@ from moonpool.components.localization.measure import PinholeMeasurer, Refraction
 from moonpool.components.localization.pool_setup import TagMount, example_setup
 from moonpool.components.localization.render import Pose, Renderer, RenderOptions
 from moonpool.components.localization.tags import tag_axes_body, tag_family
-from moonpool.components.sensors.common import P_ATM, G, quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sensors.common import P_ATM, G
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 from moonpool.v1 import lifecycle_pb2 as lc
 

@@ -14,7 +14,8 @@ from scipy.spatial.transform import Rotation
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.noise import KeyedNoise
-from moonpool.components.sensors.common import Mount, quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sensors.common import Mount
 from moonpool.components.sensors.magnetometer import (MagnetometerModel, MagnetometerSensor,
                                                        declared_field_ned, dipole_field_ned,
                                                        magnetometer_measure)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from moonpool.components.sdk.host import ComponentHost
-from moonpool.components.localization.navigation_filter import NavigationFilter, wrap
+from moonpool.components.localization.navigation_filter import NavigationFilter
+from moonpool.components.sdk.frames import wrap_angle
 from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, navigation_pb2, sensors_pb2
 
@@ -151,8 +152,8 @@ def test_yaw_is_tracked_through_the_wrap_at_pi():
     rate = 0.5  # rad/s, starting at 2.5 rad: crosses +pi after ~1.3 s
     host = make()
     outs = run(host, 200, lambda k, t: {
-        "pose": [pose(t, 0.0, 0.0, wrap(2.5 + rate * t / NS))], "pressure": [pressure(t, 1.0)]})
-    errs = [abs(wrap(o.yaw_rad - (2.5 + rate * k * DT / NS))) for k, o in enumerate(outs)]
+        "pose": [pose(t, 0.0, 0.0, wrap_angle(2.5 + rate * t / NS))], "pressure": [pressure(t, 1.0)]})
+    errs = [abs(wrap_angle(o.yaw_rad - (2.5 + rate * k * DT / NS))) for k, o in enumerate(outs)]
     assert max(errs[40:]) < 0.01, max(errs[40:])
     assert all(-math.pi < o.yaw_rad <= math.pi for o in outs)
     assert abs(outs[-1].angular_velocity_body_radps.z - rate) < 0.02
@@ -202,7 +203,7 @@ def imu(t_ns, roll, pitch, rates=(0.0, 0.0, 0.0)):
 
 
 def test_roll_and_pitch_from_the_imu_reach_the_output_quaternion():
-    from moonpool.components.sensors.common import euler_from_rot, rot_from_quat
+    from moonpool.components.sdk.frames import euler_from_rot, rot_from_quat
 
     host = make(attitude_time_constant_s=0.5)
     roll, pitch = math.radians(4.0), math.radians(-3.0)
@@ -226,7 +227,7 @@ def test_a_fast_turn_is_followed_with_the_gyro():
         s = t / NS - 1.0  # turn from t = 1 s: r ramps to 1.4 rad/s over 0.1 s, holds 1 s
         r = 0.0 if s < 0 else 14.0 * s if s < 0.1 else 1.4 if s < 1.1 else 0.0
         ang = 0.0 if s < 0 else 7.0 * s * s if s < 0.1 else 0.07 + 1.4 * (min(s, 1.1) - 0.1)
-        return wrap(-1.5 + ang), r
+        return wrap_angle(-1.5 + ang), r
 
     def inputs(k, t):
         psi, r = psi_r(t)
@@ -236,7 +237,7 @@ def test_a_fast_turn_is_followed_with_the_gyro():
         return d
 
     outs = run(host, 80, inputs)
-    errs = [abs(wrap(o.yaw_rad - psi_r(k * DT)[0])) for k, o in enumerate(outs)]
+    errs = [abs(wrap_angle(o.yaw_rad - psi_r(k * DT)[0])) for k, o in enumerate(outs)]
     print(f"largest heading error during the turn {max(errs[10:]):.4f} rad")
     assert max(errs[10:]) < 0.03
     m = host.terminate()

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from conftest import ROOT
 from moonpool.components.control.pid import PidAxis, WorldFramePid, body_wrench_from_world, deadband
-from moonpool.components.control.state import kinematics, wrap_angle
+from moonpool.components.sdk.frames import wrap_angle
+from moonpool.components.control.state import kinematics
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.v1 import common_pb2, navigation_pb2, vehicle_pb2
 

@@ -9,7 +9,8 @@ import pytest
 from scipy.integrate import quad
 
 from moonpool.components.sdk.host import ComponentHost
-from moonpool.components.sensors.common import Mount, quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sensors.common import Mount
 from moonpool.components.sensors.environment import WaterColumn
 from moonpool.components.sensors.pressure import PressureModel, PressureParams, PressureSensor
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, vehicle_pb2

@@ -10,8 +10,9 @@ import pytest
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.tasks.components import StationKeeping, TrajectoryTracking
+from moonpool.components.sdk.frames import wrap_angle
 from moonpool.components.tasks.references import (
-    T2_TRAJECTORIES, Ellipse, Lemniscate, Polyline, quintic, t2_reference, wrap_angle,
+    T2_TRAJECTORIES, Ellipse, Lemniscate, Polyline, quintic, t2_reference,
 )
 from moonpool.components.tasks.scoring import T1Trial, t1_summary, t2_summary
 from moonpool.components.sdk.wire import to_parameter_value

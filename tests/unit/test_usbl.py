@@ -14,7 +14,8 @@ from scipy.spatial.transform import Rotation
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.noise import KeyedNoise
-from moonpool.components.sensors.common import Mount, quat_from_euler
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sensors.common import Mount
 from moonpool.components.sensors.usbl import UsblModel, UsblSensor, usbl_measure
 from moonpool.v1 import common_pb2, lifecycle_pb2 as lc, vehicle_pb2
 
