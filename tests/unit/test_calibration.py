@@ -379,7 +379,7 @@ def perturbed_setup_file(path: Path, true: PoolSetup, tilt_deg=(1.2, -0.8), heig
     d = setup_to_dict(true)
     if keep_extrinsics:
         roll, pitch, heading = cal.camera_angles(true.R_wc)
-        from moonpool.components.sensors.common import rot_from_euler
+        from moonpool.components.sdk.frames import rot_from_euler
 
         R = rot_from_euler(roll + math.radians(tilt_deg[0]), pitch + math.radians(tilt_deg[1]),
                            heading)

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from ...sdk.errors import ParameterError
-from ...sensors.common import rot_from_euler
+from ...sdk.frames import rot_from_euler
 from ..pool_setup import PoolSetup
 from .common import listing
 

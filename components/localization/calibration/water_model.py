@@ -4,11 +4,10 @@ refraction model, their structured Jacobian and the Levenberg-Marquardt solve.""
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import numpy as np
 
-from ...sensors.common import rot_from_euler
+from ...sdk.frames import euler_from_rot, rot_from_euler
 from ..pool_setup import PoolSetup
 from ..refraction import RefractiveCamera
 from .manifest import WaterSample
@@ -22,9 +21,9 @@ _STEP = 1e-6
 
 
 def camera_angles(R: np.ndarray) -> tuple[float, float, float]:
-    """(roll, pitch, heading) with R = R_z(heading) R_y(pitch) R_x(roll)."""
-    pitch = math.asin(max(-1.0, min(1.0, -float(R[2, 0]))))
-    return math.atan2(R[2, 1], R[2, 2]), pitch, math.atan2(R[1, 0], R[0, 0])
+    """(roll, pitch, heading) with R = R_z(heading) R_y(pitch) R_x(roll) (the camera's
+    ZYX angles, :func:`moonpool.components.sdk.frames.euler_from_rot`)."""
+    return euler_from_rot(R)
 
 
 class WaterModel:

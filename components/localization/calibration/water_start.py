@@ -8,7 +8,7 @@ import math
 import cv2
 import numpy as np
 
-from ...sensors.common import rot_from_euler
+from ...sdk.frames import rot_from_euler
 from ..detect import Detection
 from ..measure import MeasurerOptions, RefractionMeasurer
 from ..pool_setup import PoolSetup
