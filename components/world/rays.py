@@ -202,20 +202,24 @@ class RayEngine:
 
     def cast(self, origins_ned, directions_ned, max_range_m=np.inf) -> Hits:
         """First hits of rays from ``origins_ned`` ((N, 3) or (3,), m) along
-        ``directions_ned`` ((N, 3), any length > 0: normalised here) up to
+        ``directions_ned`` ((N, 3) or (3,), any length > 0: normalised here) up to
         ``max_range_m`` (scalar or (N,), m). Returns :class:`Hits`."""
-        dirs = np.asarray(directions_ned, dtype=np.float64)
-        if dirs.ndim == 1:
-            dirs = dirs[None, :]
-        if dirs.ndim != 2 or dirs.shape[1] != 3:
-            raise ValueError(f"directions must be (N, 3), got {dirs.shape}")
-        n = len(dirs)
+        dirs = np.atleast_2d(np.asarray(directions_ned, dtype=np.float64))
+        origins = np.atleast_2d(np.asarray(origins_ned, dtype=np.float64))
+        if dirs.ndim != 2 or dirs.shape[1] != 3 or origins.ndim != 2 or origins.shape[1] != 3:
+            raise ValueError(f"origins and directions must be (N, 3) or (3,), got "
+                             f"{origins.shape} and {dirs.shape}")
+        n = max(len(dirs), len(origins))
+        try:
+            dirs = np.ascontiguousarray(np.broadcast_to(dirs, (n, 3)))
+            origins = np.ascontiguousarray(np.broadcast_to(origins, (n, 3)))
+        except ValueError:
+            raise ValueError(f"{len(origins)} origins for {len(dirs)} directions "
+                             "(fix: one origin, or one per ray)") from None
         norm = np.linalg.norm(dirs, axis=1)
         if np.any(~(norm > 0)) or not np.all(np.isfinite(norm)):
             raise ValueError("a ray direction is zero or not finite (fix: give unit directions)")
         dirs = dirs / norm[:, None]
-        origins = np.asarray(origins_ned, dtype=np.float64)
-        origins = np.ascontiguousarray(np.broadcast_to(origins, (n, 3)))
         if not np.all(np.isfinite(origins)):
             raise ValueError("a ray origin is not finite")
         max_range = np.broadcast_to(np.asarray(max_range_m, dtype=np.float64), (n,))
