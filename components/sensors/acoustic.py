@@ -97,10 +97,18 @@ def draw(noise: KeyedNoise, first: int, n: int, channel: str, width: int,
 
 
 WATER_DOC = ("water column without a scene: a table of WaterColumn fields "
-             "(surface_temperature_c, surface_salinity_psu, mixed_layer_depth_m, "
-             "thermocline_bottom_m, deep_temperature_c, deep_salinity_psu, "
-             "deep_temperature_gradient_c_per_m, current_ned_mps, current_profile, "
-             "latitude_deg, longitude_deg); empty: the defaults")
+             "(moonpool.components.world.environment; e.g. surface_temperature_c, "
+             "mixed_layer_depth_m, current_profile = [[depth, [n, e, d]], ...]); empty: the "
+             "defaults")
+
+
+def _tuples(v: Any) -> Any:
+    """TOML/JSON lists as (nested) tuples of floats, the frozen WaterColumn's types."""
+    if isinstance(v, (list, tuple)):
+        return tuple(_tuples(x) for x in v)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return float(v)
+    return v
 
 
 def water_column(table: Mapping[str, Any] | None, component: str):
@@ -113,11 +121,7 @@ def water_column(table: Mapping[str, Any] | None, component: str):
     if unknown:
         raise ParameterError(f"unknown water column field(s) {unknown}", component=component,
                              fix=f"use only {sorted(known)} in the `water` table")
-    if "current_ned_mps" in table:
-        table["current_ned_mps"] = tuple(float(v) for v in table["current_ned_mps"])
-    if "current_profile" in table:
-        table["current_profile"] = tuple((float(d), tuple(float(x) for x in v))
-                                         for d, v in table["current_profile"])
+    table = {k: _tuples(v) for k, v in table.items()}
     try:
         return WaterColumn(**table)
     except (TypeError, ValueError) as exc:
