@@ -114,40 +114,44 @@ class MeshPart:
             )
 
     def cast(self, origins: np.ndarray, dirs: np.ndarray, max_range: np.ndarray):
-        """(t float64, face int64) for each ray; t = inf, face = -1 for a miss."""
+        """(t float64, face int64) for each ray; t = inf, face = -1 for a miss.
+
+        Computed over all rays at once (misses included, then masked): cheaper than
+        gathering the hits when most rays hit, as a sensor's mostly do."""
         n = len(origins)
-        t = np.full(n, np.inf)
-        face = np.full(n, -1, dtype=np.int64)
         if self._scene is None or n == 0:
-            return t, face
+            return np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
         local = origins - self.origin
-        # Embree's own cut-off, a little beyond the float64 one applied below.
-        tfar = np.minimum(max_range, _F32_MAX_RANGE)
-        tfar = (tfar * (1.0 + 1e-5) + 1e-3).astype(np.float32)
-        prim = self._scene.run(local.astype(np.float32), dirs.astype(np.float32), dists=tfar)
-        sel = np.flatnonzero(prim >= 0)
-        if sel.size == 0:
-            return t, face
-        f = self._embree_to_face[prim[sel]]
+        local32 = local.astype(np.float32)
+        dirs32 = dirs.astype(np.float32)
+        limited = bool(np.isfinite(max_range).any())
+        if limited:
+            # Embree's own cut-off, a little beyond the float64 one applied below.
+            tfar = np.minimum(max_range, _F32_MAX_RANGE)
+            tfar = (tfar * (1.0 + 1e-5) + 1e-3).astype(np.float32)
+            prim = self._scene.run(local32, dirs32, dists=tfar)
+        else:
+            tfar = None
+            prim = self._scene.run(local32, dirs32)
+        hit = prim >= 0
+        f = self._embree_to_face[np.where(hit, prim, 0)]
         nrm = self.normals[f]
-        o = local[sel]
-        d = dirs[sel]
-        denom = np.einsum("ij,ij->i", nrm, d)
-        num = np.einsum("ij,ij->i", nrm, self._v0[f] - o)
+        denom = np.einsum("ij,ij->i", nrm, dirs)
+        num = np.einsum("ij,ij->i", nrm, self._v0[f] - local)
         with np.errstate(divide="ignore", invalid="ignore"):
-            tt = num / denom
+            t = num / denom
         # A grazing ray (n·d ~ 0) cannot be refined: keep Embree's float32 range.
-        grazing = ~(np.abs(denom) > 1e-9) | ~np.isfinite(tt)
+        grazing = hit & ~(np.abs(denom) > 1e-9)
         if grazing.any():
-            tfar32 = self._scene.run(local[sel[grazing]].astype(np.float32),
-                                     dirs[sel[grazing]].astype(np.float32),
-                                     dists=tfar[sel[grazing]], output=1)["tfar"]
-            tt[grazing] = tfar32.astype(np.float64)
-        tt = np.maximum(tt, 0.0)
-        ok = tt <= max_range[sel]
-        t[sel[ok]] = tt[ok]
-        face[sel[ok]] = f[ok]
-        return t, face
+            g = np.flatnonzero(grazing)
+            t32 = self._scene.run(local32[g], dirs32[g],
+                                  dists=None if tfar is None else tfar[g], output=1)["tfar"]
+            t[g] = t32.astype(np.float64)
+        np.maximum(t, 0.0, out=t)
+        if limited:
+            hit &= t <= max_range
+        t[~hit] = np.inf
+        return t, np.where(hit, f, -1)
 
     def may_hit(self, origins: np.ndarray, dirs: np.ndarray, max_range: np.ndarray):
         """(N,) bool: the ray meets this part's bounding box (slab test, padded)."""
@@ -226,40 +230,39 @@ class RayEngine:
         if np.any(np.isnan(max_range)) or np.any(max_range < 0):
             raise ValueError("max_range_m must be >= 0 (np.inf: unlimited)")
 
-        best_t = np.full(n, np.inf)
-        best_tri = np.full(n, -1, dtype=np.int64)
-        for k, part in enumerate(self.parts):
-            if k == 0:
-                rows = None  # the static scene: every ray (no culling)
-            else:
-                rows = np.flatnonzero(part.may_hit(origins, dirs, np.minimum(max_range, best_t)))
-                if rows.size == 0:
-                    continue
-            o = origins if rows is None else origins[rows]
-            d = dirs if rows is None else dirs[rows]
-            r = np.minimum(max_range, best_t) if rows is None else np.minimum(max_range[rows], best_t[rows])
-            t, face = part.cast(o, d, r)
-            closer = t < (best_t if rows is None else best_t[rows])
-            idx = np.flatnonzero(closer) if rows is None else rows[closer]
+        best_t, best_tri = self.parts[0].cast(origins, dirs, max_range) if self.parts else (
+            np.full(n, np.inf), np.full(n, -1, dtype=np.int64))
+        for k, part in enumerate(self.parts[1:], start=1):
+            reach = np.minimum(max_range, best_t)
+            rows = np.flatnonzero(part.may_hit(origins, dirs, reach))
+            if rows.size == 0:
+                continue
+            t, face = part.cast(origins[rows], dirs[rows], reach[rows])
+            closer = t < best_t[rows]
+            idx = rows[closer]
             best_t[idx] = t[closer]
             best_tri[idx] = face[closer] + self._offsets[k]
 
         hit = best_tri >= 0
-        point = np.full((n, 3), np.nan)
-        normal = np.full((n, 3), np.nan)
-        label = np.zeros(n, np.int32)
-        instance = np.zeros(n, np.int32)
-        if hit.any():
-            tri = best_tri[hit]
-            point[hit] = origins[hit] + best_t[hit, None] * dirs[hit]
+        miss = ~hit
+        tri = np.where(hit, best_tri, 0)
+        with np.errstate(invalid="ignore"):
+            point = origins + best_t[:, None] * dirs
+        if len(self.parts) == 1:
+            normal = self.parts[0].normals[tri] if self.n_triangles else np.full((n, 3), np.nan)
+        else:
+            normal = np.empty((n, 3))
             part_of = np.searchsorted(self._offsets, tri, side="right") - 1
-            nrm = np.empty((len(tri), 3))
             for k in np.unique(part_of):
                 m = part_of == k
-                nrm[m] = self.parts[k].normals[tri[m] - self._offsets[k]]
-            flip = np.einsum("ij,ij->i", nrm, dirs[hit]) > 0
-            nrm[flip] *= -1.0
-            normal[hit] = nrm
-            label[hit] = self.labels[tri]
-            instance[hit] = self.instances[tri]
+                normal[m] = self.parts[k].normals[tri[m] - self._offsets[k]]
+        flip = np.einsum("ij,ij->i", normal, dirs) > 0
+        normal[flip] *= -1.0
+        label = self.labels[tri] if self.n_triangles else np.zeros(n, np.int32)
+        instance = self.instances[tri] if self.n_triangles else np.zeros(n, np.int32)
+        if miss.any():
+            point[miss] = np.nan
+            normal[miss] = np.nan
+            label = np.where(hit, label, 0).astype(np.int32)
+            instance = np.where(hit, instance, 0).astype(np.int32)
         return Hits(best_t, point, normal, best_tri, label, instance)
