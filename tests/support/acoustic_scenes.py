@@ -47,3 +47,51 @@ def state(pos=(0.0, 0.0, 0.0), rpy=(0.0, 0.0, 0.0), vel=(0.0, 0.0, 0.0), omega=(
     w = m.angular_velocity_body_radps
     w.x, w.y, w.z = omega
     return m
+
+
+def write_flat_scene(folder, depth_m=90.0, boulder=None, size_m=400.0, water=""):
+    """A scene file: a flat procedural seabed at depth_m (class sediment = 1), optionally a
+    sphere ``boulder`` = (north, east, down, radius) of class rock = 2. Returns its path."""
+    text = f"""format = "moonpool.scene/1"
+name = "flat"
+description = "a flat floor for the sensor tests"
+
+[origin]
+latitude_deg = 45.0
+longitude_deg = 0.0
+
+[water]
+{water}
+
+[classes.sediment]
+id = 1
+backscatter_db = -30.0
+reflectance = [0.4, 0.4, 0.4]
+
+[classes.rock]
+id = 2
+backscatter_db = -15.0
+reflectance = [0.3, 0.3, 0.3]
+
+[seabed]
+kind = "procedural"
+class = "sediment"
+size_m = [{size_m}, {size_m}]
+resolution_m = 20.0
+mean_depth_m = {depth_m}
+"""
+    if boulder is not None:
+        n, e, d, r = boulder
+        text += f"""
+[[objects]]
+name = "boulder"
+class = "rock"
+shape = "sphere"
+radius_m = {r}
+position_ned_m = [{n}, {e}, {d}]
+"""
+    from pathlib import Path
+
+    path = Path(folder) / "scene.toml"
+    path.write_text(text)
+    return path
