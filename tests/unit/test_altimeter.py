@@ -145,3 +145,13 @@ def test_bad_parameters_are_refused_with_the_component_named():
         ComponentHost(AltimeterSensor()).configure(_cfg("alt", 0, water={"salt": 3.0}))
     with pytest.raises(ParameterError, match="not found"):
         ComponentHost(AltimeterSensor()).configure(_cfg("alt", 0, scene="no/such/scene.toml"))
+
+
+def test_acoustics_messages_have_header_validity_and_truth():
+    for name, m in acoustics_pb2.DESCRIPTOR.message_types_by_name.items():
+        assert m.fields_by_name["header"].number == 1, name
+        assert m.fields_by_name["validity"].message_type.full_name == "moonpool.v1.Validity", name
+        assert any(f.startswith("true_") for f in m.fields_by_name), name
+        for sub in m.nested_types:  # per beam / range / bin
+            assert sub.fields_by_name["validity"].number == 1, sub.full_name
+            assert any(f.startswith("true_") for f in sub.fields_by_name), sub.full_name

@@ -203,3 +203,31 @@ def test_component_messages_match_the_model():
             assert beam.validity.valid == (ref.beam_reason[0, j] == 0)
             if beam.validity.valid:  # flat mesh vs FlatSeabed: same plane, same ranges
                 assert beam.range_m == pytest.approx(ref.range_m[0, j], abs=1e-9)
+
+
+def test_same_seed_in_another_process_on_a_scene_file(tmp_path):
+    from acoustic_scenes import write_flat_scene
+    from dvl_pressure_sources import run_sensor_rig, truth_arrays
+
+    from moonpool.components.world.scene import Scene
+
+    scene = write_flat_scene(tmp_path, depth_m=70.0, boulder=(1.0, 3.0, 68.0, 4.0))
+    states, outs = run_sensor_rig(
+        tmp_path, name="mbes", entry="sensors.multibeam", port="multibeam", seed=9, rate=5,
+        until="2s", params='scene = "scene.toml"\nbeam_count = 24\nswath_deg = 110.0\n'
+                           'sound_speed_gradient_per_s = 0.03\ndropout_probability = 0.1\n'
+                           'mount_xyz_m = [0.3, 0.1, 0.2]', depth=40.0)
+    assert len(outs) == len(states) == 10
+    tr = truth_arrays(states)
+    model = MultibeamModel(MultibeamParams(beam_count=24, swath_deg=110.0,
+                                           sound_speed_gradient_per_s=0.03,
+                                           dropout_probability=0.1),
+                           Scene.load(scene).engine(), mount=Mount((0.3, 0.1, 0.2)), seed=9,
+                           name="mbes")
+    labels = set()
+    for i, o in enumerate(outs):
+        ref = model.measure(tr["pos"][i:i + 1], tr["quat"][i:i + 1], i).fill(
+            0, acoustics_pb2.Multibeam(header=o.header))
+        assert o.SerializeToString(deterministic=True) == ref.SerializeToString(deterministic=True), i
+        labels |= {b.true_label for b in o.beams}
+    assert labels == {1, 2}  # the seabed and the boulder
