@@ -93,9 +93,9 @@ class MeshPart:
         """Local origin (NED, m): Embree sees ``vertices - origin``."""
         self.bounds = (lo, hi)
         local = vertices - self.origin
-        self._v0 = local[faces[:, 0]] if len(faces) else np.zeros((0, 3))
-        e1 = local[faces[:, 1]] - self._v0 if len(faces) else np.zeros((0, 3))
-        e2 = local[faces[:, 2]] - self._v0 if len(faces) else np.zeros((0, 3))
+        v0 = local[faces[:, 0]] if len(faces) else np.zeros((0, 3))
+        e1 = local[faces[:, 1]] - v0 if len(faces) else np.zeros((0, 3))
+        e2 = local[faces[:, 2]] - v0 if len(faces) else np.zeros((0, 3))
         n = np.cross(e1, e2)
         norm = np.linalg.norm(n, axis=1)
         scale = np.maximum(np.linalg.norm(e1, axis=1) * np.linalg.norm(e2, axis=1), 1e-300)
@@ -103,6 +103,8 @@ class MeshPart:
         self.normals = np.full_like(n, np.nan)
         self.normals[good] = n[good] / norm[good, None]
         """(F, 3) float64 unit face normals (right hand over the vertex order)."""
+        self._plane = np.einsum("ij,ij->i", self.normals, v0)
+        """(F,) n·v0 in local coordinates: the plane of each face is n·x = n·v0."""
         self._embree_to_face = np.flatnonzero(good)
         self._scene = None
         if self._embree_to_face.size:
@@ -114,13 +116,14 @@ class MeshPart:
             )
 
     def cast(self, origins: np.ndarray, dirs: np.ndarray, max_range: np.ndarray):
-        """(t float64, face int64) for each ray; t = inf, face = -1 for a miss.
+        """(t float64, face int64, normal (N, 3) float64) for each ray; t = inf,
+        face = -1 for a miss (its normal row is then meaningless).
 
         Computed over all rays at once (misses included, then masked): cheaper than
         gathering the hits when most rays hit, as a sensor's mostly do."""
         n = len(origins)
         if self._scene is None or n == 0:
-            return np.full(n, np.inf), np.full(n, -1, dtype=np.int64)
+            return np.full(n, np.inf), np.full(n, -1, dtype=np.int64), np.full((n, 3), np.nan)
         local = origins - self.origin
         local32 = local.astype(np.float32)
         dirs32 = dirs.astype(np.float32)
@@ -137,7 +140,7 @@ class MeshPart:
         f = self._embree_to_face[np.where(hit, prim, 0)]
         nrm = self.normals[f]
         denom = np.einsum("ij,ij->i", nrm, dirs)
-        num = np.einsum("ij,ij->i", nrm, self._v0[f] - local)
+        num = self._plane[f] - np.einsum("ij,ij->i", nrm, local)
         with np.errstate(divide="ignore", invalid="ignore"):
             t = num / denom
         # A grazing ray (n·d ~ 0) cannot be refined: keep Embree's float32 range.
@@ -151,7 +154,7 @@ class MeshPart:
         if limited:
             hit &= t <= max_range
         t[~hit] = np.inf
-        return t, np.where(hit, f, -1)
+        return t, np.where(hit, f, -1), nrm
 
     def may_hit(self, origins: np.ndarray, dirs: np.ndarray, max_range: np.ndarray):
         """(N,) bool: the ray meets this part's bounding box (slab test, padded)."""
@@ -230,32 +233,28 @@ class RayEngine:
         if np.any(np.isnan(max_range)) or np.any(max_range < 0):
             raise ValueError("max_range_m must be >= 0 (np.inf: unlimited)")
 
-        best_t, best_tri = self.parts[0].cast(origins, dirs, max_range) if self.parts else (
-            np.full(n, np.inf), np.full(n, -1, dtype=np.int64))
+        if self.parts:
+            best_t, best_tri, normal = self.parts[0].cast(origins, dirs, max_range)
+        else:
+            best_t, best_tri, normal = (np.full(n, np.inf), np.full(n, -1, dtype=np.int64),
+                                        np.full((n, 3), np.nan))
         for k, part in enumerate(self.parts[1:], start=1):
             reach = np.minimum(max_range, best_t)
             rows = np.flatnonzero(part.may_hit(origins, dirs, reach))
             if rows.size == 0:
                 continue
-            t, face = part.cast(origins[rows], dirs[rows], reach[rows])
+            t, face, nrm = part.cast(origins[rows], dirs[rows], reach[rows])
             closer = t < best_t[rows]
             idx = rows[closer]
             best_t[idx] = t[closer]
             best_tri[idx] = face[closer] + self._offsets[k]
+            normal[idx] = nrm[closer]
 
         hit = best_tri >= 0
         miss = ~hit
         tri = np.where(hit, best_tri, 0)
         with np.errstate(invalid="ignore"):
             point = origins + best_t[:, None] * dirs
-        if len(self.parts) == 1:
-            normal = self.parts[0].normals[tri] if self.n_triangles else np.full((n, 3), np.nan)
-        else:
-            normal = np.empty((n, 3))
-            part_of = np.searchsorted(self._offsets, tri, side="right") - 1
-            for k in np.unique(part_of):
-                m = part_of == k
-                normal[m] = self.parts[k].normals[tri[m] - self._offsets[k]]
         flip = np.einsum("ij,ij->i", normal, dirs) > 0
         normal[flip] *= -1.0
         label = self.labels[tri] if self.n_triangles else np.zeros(n, np.int32)
