@@ -157,7 +157,8 @@ class _Checker:
         for key in table:
             if key not in known:
                 self.add(f"{where}.{key}" if where else key,
-                         f"unknown key{_did_you_mean(key, known)}; known: {', '.join(sorted(known))}")
+                         f"unknown key{_did_you_mean(key, known)}; "
+                         f"known: {', '.join(sorted(known))}")
 
     def table(self, parent: dict, key: str, where: str, required: bool = False) -> dict | None:
         value = parent.get(key)
@@ -240,7 +241,8 @@ class _Checker:
             return default
         return v
 
-    def path(self, t: dict, key: str, where: str, base: Path, suffixes: tuple[str, ...]) -> Path | None:
+    def path(self, t: dict, key: str, where: str, base: Path,
+             suffixes: tuple[str, ...]) -> Path | None:
         full = f"{where}.{key}"
         v = t.get(key)
         if not isinstance(v, str) or not v:
@@ -424,7 +426,8 @@ def _check(data: dict, file: str, base: Path) -> tuple[SceneSpec | None, list[Pr
                      c.number(bt, "burial", w, 0.2, low=0.0, high=1.0),
                      class_ref(bt, w))
                 if radius and not 0 < radius[0] <= radius[1]:
-                    c.add(f"{w}.radius_m", f"must be [min, max] with 0 < min <= max, got {list(radius)}")
+                    c.add(f"{w}.radius_m",
+                          f"must be [min, max] with 0 < min <= max, got {list(radius)}")
                     radius = None
                 if None not in b and radius:
                     boulders = Boulders(b[0], b[1], radius[0], radius[1], b[2], b[3], b[4])

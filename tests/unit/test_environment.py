@@ -23,7 +23,8 @@ def test_sound_speed_and_density_at_6000_m_equal_gsw_computed_independently():
     p = gsw.p_from_z(-6000.0, LAT)
     sa = gsw.SA_from_SP(35.0, p, LON, LAT)
     ct = gsw.CT_from_t(sa, 2.0, p)
-    assert float(w.sound_speed_mps(6000.0)) == pytest.approx(float(gsw.sound_speed(sa, ct, p)), abs=1e-9)
+    assert float(w.sound_speed_mps(6000.0)) == pytest.approx(
+        float(gsw.sound_speed(sa, ct, p)), abs=1e-9)
     assert float(w.density_kgpm3(6000.0)) == pytest.approx(float(gsw.rho(sa, ct, p)), abs=1e-9)
     assert float(w.pressure_pa(6000.0)) == pytest.approx(float(p) * 1e4 + P_ATM_PA, abs=1e-6)
     # and plausible against the literature (deep Pacific: ~1,560 m/s, ~1,055 kg/m³, ~61 MPa)

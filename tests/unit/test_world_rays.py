@@ -38,7 +38,8 @@ def random_dirs(rng, n, down=True):
 def test_flat_seabed_at_6000_m_range_point_and_normal():
     rng = np.random.default_rng(1)
     z0 = 6000.0
-    engine = RayEngine.from_mesh(*quad([0, 0, z0], [1, 0, 0], [0, 1, 0], 500.0), labels=1, instances=1)
+    engine = RayEngine.from_mesh(*quad([0, 0, z0], [1, 0, 0], [0, 1, 0], 500.0),
+                                 labels=1, instances=1)
     n = 20_000
     origins = np.column_stack([rng.uniform(-50, 50, (n, 2)), z0 - rng.uniform(0.5, 60, n)])
     dirs = random_dirs(rng, n)
@@ -165,7 +166,8 @@ def test_box_slabs_and_labels_per_mesh():
 
 
 def test_misses_and_max_range():
-    engine = RayEngine.from_mesh(*quad([0, 0, 50.0], [1, 0, 0], [0, 1, 0], 100.0), labels=2, instances=5)
+    engine = RayEngine.from_mesh(*quad([0, 0, 50.0], [1, 0, 0], [0, 1, 0], 100.0),
+                                 labels=2, instances=5)
     origins = np.zeros((4, 3))
     dirs = np.array([[0, 0, 1.0], [0, 0, -1.0], [0, 0, 2.0], [0, 0, 1.0]])
     hits = engine.cast(origins, dirs, max_range_m=[60.0, 60.0, 49.0, 50.0])
