@@ -165,3 +165,25 @@ class Adcp(_message.Message):
     blanking_m: float
     true_boundary_range_m: float
     def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., validity: _Optional[_Union[_common_pb2.Validity, _Mapping]] = ..., bins: _Optional[_Iterable[_Union[Adcp.Bin, _Mapping]]] = ..., upward: _Optional[bool] = ..., bin_size_m: _Optional[float] = ..., blanking_m: _Optional[float] = ..., true_boundary_range_m: _Optional[float] = ...) -> None: ...
+
+class ImagingSonar(_message.Message):
+    __slots__ = ("header", "validity", "range_start_m", "range_resolution_m", "n_ranges", "bearings_rad", "intensity", "true_label", "true_intensity")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    VALIDITY_FIELD_NUMBER: _ClassVar[int]
+    RANGE_START_M_FIELD_NUMBER: _ClassVar[int]
+    RANGE_RESOLUTION_M_FIELD_NUMBER: _ClassVar[int]
+    N_RANGES_FIELD_NUMBER: _ClassVar[int]
+    BEARINGS_RAD_FIELD_NUMBER: _ClassVar[int]
+    INTENSITY_FIELD_NUMBER: _ClassVar[int]
+    TRUE_LABEL_FIELD_NUMBER: _ClassVar[int]
+    TRUE_INTENSITY_FIELD_NUMBER: _ClassVar[int]
+    header: _common_pb2.Header
+    validity: _common_pb2.Validity
+    range_start_m: float
+    range_resolution_m: float
+    n_ranges: int
+    bearings_rad: _containers.RepeatedScalarFieldContainer[float]
+    intensity: _containers.RepeatedScalarFieldContainer[float]
+    true_label: _containers.RepeatedScalarFieldContainer[int]
+    true_intensity: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., validity: _Optional[_Union[_common_pb2.Validity, _Mapping]] = ..., range_start_m: _Optional[float] = ..., range_resolution_m: _Optional[float] = ..., n_ranges: _Optional[int] = ..., bearings_rad: _Optional[_Iterable[float]] = ..., intensity: _Optional[_Iterable[float]] = ..., true_label: _Optional[_Iterable[int]] = ..., true_intensity: _Optional[_Iterable[float]] = ...) -> None: ...
