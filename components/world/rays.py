@@ -105,9 +105,10 @@ class MeshPart:
         """(F, 3) float64 unit face normals (right hand over the vertex order)."""
         self._plane = np.einsum("ij,ij->i", self.normals, v0)
         """(F,) n·v0 in local coordinates: the plane of each face is n·x = n·v0."""
-        self._embree_to_face = np.flatnonzero(good)
+        self._embree_to_face = None if good.all() else np.flatnonzero(good)
+        """Embree's primitive index -> face index (None: the identity)."""
         self._scene = None
-        if self._embree_to_face.size:
+        if good.any():
             self._scene = _rtc.EmbreeScene(robust=True)
             _mesh.TriangleMesh(
                 scene=self._scene,
@@ -137,7 +138,9 @@ class MeshPart:
             tfar = None
             prim = self._scene.run(local32, dirs32)
         hit = prim >= 0
-        f = self._embree_to_face[np.where(hit, prim, 0)]
+        f = np.where(hit, prim, 0).astype(np.int64)
+        if self._embree_to_face is not None:
+            f = self._embree_to_face[f]
         nrm = self.normals[f]
         denom = np.einsum("ij,ij->i", nrm, dirs)
         num = self._plane[f] - np.einsum("ij,ij->i", nrm, local)
