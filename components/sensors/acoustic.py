@@ -158,7 +158,7 @@ def surroundings(scene_path: Path | str | None, seabed_depth_m: float,
     return Surroundings(FlatSeabed(seabed_depth_m), water_column(water_table, component))
 
 
-def configure_common(component: SensorComponent, sensor_params: Any, params: Any) -> Mount:
+def configure_common(component: Any, sensor_params: Any, params: Any) -> Mount:
     """Check the model parameters, the mount and the latency of an acoustic sensor;
     set ``latency_ns``; return the mount. Raises ParameterError naming the component."""
     try:

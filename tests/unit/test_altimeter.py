@@ -16,7 +16,7 @@ from moonpool.components.sdk.wire import to_parameter_value
 from moonpool.components.sensors.acoustic import FlatSeabed, cone_directions
 from moonpool.components.sensors.altimeter import (AltimeterModel, AltimeterParams,
                                                    AltimeterSensor)
-from moonpool.components.sensors.common import Mount, quat_from_euler, rot_from_euler
+from moonpool.components.sensors.common import Mount, quat_from_euler
 from moonpool.components.world.environment import WaterColumn
 from moonpool.v1 import acoustics_pb2, common_pb2, lifecycle_pb2 as lc
 

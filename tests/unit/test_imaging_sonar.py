@@ -12,7 +12,7 @@ from acoustic_scenes import flat_engine, sphere_engine, state, write_flat_scene
 
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.wire import to_parameter_value
-from moonpool.components.sensors.common import Mount, quat_from_euler
+from moonpool.components.sensors.common import Mount
 from moonpool.components.sensors.imaging_sonar import (ImagingSonarModel, ImagingSonarParams,
                                                        ImagingSonarSensor)
 from moonpool.components.world.scene import Scene
