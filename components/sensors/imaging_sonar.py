@@ -179,39 +179,58 @@ class ImagingSonarModel:
         R_ws = R_wb @ self.mount.R_bs
         p_s = np.asarray(position_ned_m, dtype=float) + R_wb @ self.mount.r
         dirs = self.rays @ R_ws.T
-        hits = self.engine.cast(p_s, dirs, p.range_max_m)
-        r = hits.distance_m
-        shape = (p.range_bins, p.beam_count)
-        clean = np.zeros(shape)
-        label = np.zeros(shape, dtype=np.int32)
-        use = np.isfinite(r) & (r >= p.range_min_m)
-        if use.any():
-            rr = r[use]
-            cos_g = np.clip(-np.einsum("ij,ij->i", hits.normal_ned[use], dirs[use]), 0.0, 1.0)
-            lab = hits.label[use]
-            bs = np.array([self.backscatter_db.get(int(c), p.default_backscatter_db) for c in lab])
-            # TVG r^(TVG/10) 10^(2 α_TVG r/10) over the 1/r² 10^(-2 α r/10) of the echo
-            gain_db = ((p.tvg_db_per_decade - 20.0) * np.log10(rr)
-                       - 2.0 * (p.absorption_db_per_m - p.tvg_absorption_db_per_m) * rr)
-            I = self.ray_gain[use] * 10.0 ** (bs / 10.0) * cos_g * 10.0 ** (gain_db / 10.0)
-            b = np.minimum(((rr - p.range_min_m) / p.range_resolution_m).astype(int),
-                           p.range_bins - 1)
-            cell = b * p.beam_count + self.beam_of_ray[use]
-            np.add.at(clean.ravel(), cell, I)
-            order = np.lexsort((I, cell))
-            last = np.r_[cell[order][1:] != cell[order][:-1], True]
-            label.ravel()[cell[order][last]] = lab[order][last]
-        n_cells = clean.size
-        q = -(-n_cells // 4)
-        img = clean
-        if p.speckle:
-            u = self.noise.uniform_range(k * q, q, "speckle", 4).ravel()[:n_cells]
-            img = img * -np.log(u).reshape(shape)
-        if p.noise_floor > 0:
-            u = self.noise.uniform_range(k * q, q, "noise", 4).ravel()[:n_cells]
-            img = img + p.noise_floor * -np.log(u).reshape(shape)
+        clean, label = echo_image(self.engine, p_s, dirs, self.ray_gain, self.beam_of_ray,
+                                  p.beam_count, p, self.backscatter_db)
+        img = speckle_and_noise(self.noise, k, clean, p.speckle, p.noise_floor)
         reason = ABOVE_SURFACE if p_s[2] < 0 else VALID
         return SonarImage(k, reason, img, clean, label, float(p_s[2]), p)
+
+
+def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndarray,
+               beam_of_ray: np.ndarray, n_beams: int, p: Any,
+               backscatter_db: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    """(noise-free intensity, truth label), each (range_bins, n_beams): the rays' echoes
+    (module docstring) after the time-varied gain, summed per (range bin, beam). ``p``
+    has range_min_m, range_max_m, range_bins, range_resolution_m, tvg_db_per_decade,
+    absorption_db_per_m, tvg_absorption_db_per_m and default_backscatter_db."""
+    hits = engine.cast(p_s, dirs, p.range_max_m)
+    r = hits.distance_m
+    shape = (p.range_bins, n_beams)
+    clean = np.zeros(shape)
+    label = np.zeros(shape, dtype=np.int32)
+    use = np.isfinite(r) & (r >= p.range_min_m)
+    if use.any():
+        rr = r[use]
+        cos_g = np.clip(-np.einsum("ij,ij->i", hits.normal_ned[use], dirs[use]), 0.0, 1.0)
+        lab = hits.label[use]
+        bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in lab])
+        # TVG r^(TVG/10) 10^(2 α_TVG r/10) over the 1/r² 10^(-2 α r/10) of the echo
+        gain_db = ((p.tvg_db_per_decade - 20.0) * np.log10(rr)
+                   - 2.0 * (p.absorption_db_per_m - p.tvg_absorption_db_per_m) * rr)
+        I = ray_gain[use] * 10.0 ** (bs / 10.0) * cos_g * 10.0 ** (gain_db / 10.0)
+        b = np.minimum(((rr - p.range_min_m) / p.range_resolution_m).astype(int), p.range_bins - 1)
+        cell = b * n_beams + beam_of_ray[use]
+        np.add.at(clean.ravel(), cell, I)
+        order = np.lexsort((I, cell))  # by cell, then intensity: the last is the strongest
+        last = np.r_[cell[order][1:] != cell[order][:-1], True]
+        label.ravel()[cell[order][last]] = lab[order][last]
+    return clean, label
+
+
+def speckle_and_noise(noise: KeyedNoise, k: int, clean: np.ndarray, speckle: bool,
+                      noise_floor: float) -> np.ndarray:
+    """clean × S + N0 E with S, E exponential(1): keyed blocks k·Q .. k·Q + Q - 1 of the
+    channels ``speckle`` and ``noise`` (Q = ceil(cells / 4))."""
+    n_cells = clean.size
+    q = -(-n_cells // 4)
+    img = clean
+    if speckle:
+        u = noise.uniform_range(k * q, q, "speckle", 4).ravel()[:n_cells]
+        img = img * -np.log(u).reshape(clean.shape)
+    if noise_floor > 0:
+        u = noise.uniform_range(k * q, q, "noise", 4).ravel()[:n_cells]
+        img = img + noise_floor * -np.log(u).reshape(clean.shape)
+    return img
 
 
 class ImagingSonarSensor(SensorComponent):
