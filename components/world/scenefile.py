@@ -9,7 +9,8 @@ raises :class:`~moonpool.components.sdk.errors.ParameterError` listing EVERY pro
 found at once, each a :class:`~moonpool.components.sdk.errors.Problem` naming the
 file and the dotted key (``objects[2].rpy_deg``) with the fix: a missing or
 unreadable file, a height map without its resolution, an unknown key (with the
-closest known one), a value of the wrong type or range. :func:`validate_scene`
+closest known one), a value of the wrong type or range, a mesh trimesh cannot read.
+:func:`validate_scene`
 returns the same problems as text, for a component's parameter check and
 ``moonpool check``. Paths inside the file are relative to the file's folder.
 """
@@ -480,6 +481,9 @@ def _check(data: dict, file: str, base: Path) -> tuple[SceneSpec | None, list[Pr
             c.add(where, "give either mesh = \"FILE\" or shape = \"box\"|\"sphere\"|\"cylinder\"")
         elif "mesh" in ot:
             mesh = c.path(ot, "mesh", where, base, MESH_SUFFIXES)
+            if mesh is not None and (problem := mesh_problem(mesh)):
+                c.add(f"{where}.mesh", problem)
+                mesh = None
             for k in ("size_m", "radius_m", "length_m"):
                 if k in ot:
                     c.add(f"{where}.{k}", "only for a shape, not a mesh file")
@@ -503,6 +507,19 @@ def _check(data: dict, file: str, base: Path) -> tuple[SceneSpec | None, list[Pr
         return None, c.problems
     return SceneSpec(Path(file), name, description, tuple(classes), seabed, tuple(objects),
                      water), []
+
+
+def mesh_problem(path: Path) -> str:
+    """'' if trimesh reads ``path`` as a mesh with at least one triangle, else what is wrong."""
+    import trimesh
+
+    try:
+        mesh = trimesh.load(str(path), force="mesh")
+    except Exception as exc:  # trimesh raises many kinds for a bad file
+        return f"'{path.name}' cannot be read as a mesh: {exc}"
+    if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+        return f"'{path.name}' holds no triangles (fix: a triangle mesh, STL/OBJ/PLY/OFF/glTF)"
+    return ""
 
 
 def heightmap_problem(path: Path) -> str:

@@ -269,3 +269,18 @@ position_ned_m = [0.0, 0.0, 1.0]
 """)
     with pytest.raises(ParameterError, match=r"objects\[0\]\.mesh"):
         Scene.load(path)
+    assert "objects[0].mesh: 'broken.stl'" in validate_scene(path)[0]
+
+
+def test_make_scenes_writes_the_committed_files(tmp_path: Path):
+    import importlib.util
+
+    script = ROOT / "scripts" / "make_scenes.py"
+    spec = importlib.util.spec_from_file_location("make_scenes", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(tmp_path / "scenes")
+    written = sorted(p.relative_to(tmp_path / "scenes") for p in (tmp_path / "scenes").rglob("*")
+                     if p.is_file())
+    assert written and all((SCENES / rel).read_bytes() == (tmp_path / "scenes" / rel).read_bytes()
+                           for rel in written)
