@@ -226,7 +226,7 @@ class RayEngine:
         except ValueError:
             raise ValueError(f"{len(origins)} origins for {len(dirs)} directions "
                              "(fix: one origin, or one per ray)") from None
-        norm = np.linalg.norm(dirs, axis=1)
+        norm = np.sqrt(np.einsum("ij,ij->i", dirs, dirs))
         if np.any(~(norm > 0)) or not np.all(np.isfinite(norm)):
             raise ValueError("a ray direction is zero or not finite (fix: give unit directions)")
         dirs = dirs / norm[:, None]
