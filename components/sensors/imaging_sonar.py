@@ -18,7 +18,10 @@ surface of backscatter strength BS (dB, the scene's class table; Lambert's law
 (the ensonified area Ω r² / cos γ, spreading 1/r⁴). **Time-varied gain** multiplies by
 r^(TVG/10) · 10^(2 α_TVG r / 10): with TVG = 20 dB/decade (the default) and α_TVG = α a
 seabed of uniform BS seen at the same incidence gives the same intensity at every range. The echoes of the
-rays of beam j that fall in range bin b (bins of Δr over [range_min, range_max]) add up.
+rays of beam j that fall in range bin b (bins of Δr over [range_min, range_max]) add up;
+with ``footprint_spreading`` (default) each ray's echo is spread uniformly over the
+slant ranges of its footprint, r ± r Δε tan γ / 2, so that far bins between two rays
+are not left dark.
 
 **Speckle and noise.** The coherent sum of many scatterers has a Rayleigh amplitude,
 i.e. an exponential intensity: each cell is multiplied by S = -ln u (u keyed uniform,
@@ -85,6 +88,8 @@ class ImagingSonarParams:
     """Multiply each cell by exponential (Rayleigh-amplitude) speckle."""
     default_backscatter_db: float = -30.0
     """BS of a surface whose class has none (the flat seabed), dB."""
+    footprint_spreading: bool = True
+    """Spread each ray's echo over its footprint in range (``echo_image``)."""
 
     def check(self) -> None:
         if self.beam_count < 1 or self.azimuth_rays < 1 or self.elevation_rays < 1:
@@ -171,6 +176,7 @@ class ImagingSonarModel:
             2.0 ** (-(2 * eps / beta) ** 2))[None, None, :] ** 2
         omega = (dpsi / M) * d_eps * np.cos(ee)
         self.ray_gain = (p.source_level * np.broadcast_to(pattern, ee.shape) * omega).ravel()
+        self.spread_rad = d_eps if p.footprint_spreading else 0.0
 
     def measure(self, position_ned_m, quaternion, k: int = 0) -> SonarImage:
         """Ping k from one position (3,) and quaternion (4,)."""
@@ -180,7 +186,7 @@ class ImagingSonarModel:
         p_s = np.asarray(position_ned_m, dtype=float) + R_wb @ self.mount.r
         dirs = self.rays @ R_ws.T
         clean, label = echo_image(self.engine, p_s, dirs, self.ray_gain, self.beam_of_ray,
-                                  p.beam_count, p, self.backscatter_db)
+                                  p.beam_count, p, self.backscatter_db, self.spread_rad)
         img = speckle_and_noise(self.noise, k, clean, p.speckle, p.noise_floor)
         reason = ABOVE_SURFACE if p_s[2] < 0 else VALID
         return SonarImage(k, reason, img, clean, label, float(p_s[2]), p)
@@ -188,30 +194,56 @@ class ImagingSonarModel:
 
 def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndarray,
                beam_of_ray: np.ndarray, n_beams: int, p: Any,
-               backscatter_db: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+               backscatter_db: dict[int, float],
+               spread_rad: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(noise-free intensity, truth label), each (range_bins, n_beams): the rays' echoes
     (module docstring) after the time-varied gain, summed per (range bin, beam). ``p``
     has range_min_m, range_max_m, range_bins, range_resolution_m, tvg_db_per_decade,
-    absorption_db_per_m, tvg_absorption_db_per_m and default_backscatter_db."""
+    absorption_db_per_m, tvg_absorption_db_per_m and default_backscatter_db.
+
+    ``spread_rad`` > 0: each ray stands for an angular interval Δθ across range; its echo
+    is spread uniformly over the slant ranges r ± w/2 of its footprint, w = r Δθ tan γ
+    (γ the incidence from the normal, tan γ capped at tan 89°), instead of falling in one
+    bin — without it, far bins between two rays stay dark."""
     hits = engine.cast(p_s, dirs, p.range_max_m)
     r = hits.distance_m
     shape = (p.range_bins, n_beams)
     clean = np.zeros(shape)
     label = np.zeros(shape, dtype=np.int32)
     use = np.isfinite(r) & (r >= p.range_min_m)
-    if use.any():
-        rr = r[use]
-        cos_g = np.clip(-np.einsum("ij,ij->i", hits.normal_ned[use], dirs[use]), 0.0, 1.0)
-        lab = hits.label[use]
-        bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in lab])
-        # TVG r^(TVG/10) 10^(2 α_TVG r/10) over the 1/r² 10^(-2 α r/10) of the echo
-        gain_db = ((p.tvg_db_per_decade - 20.0) * np.log10(rr)
-                   - 2.0 * (p.absorption_db_per_m - p.tvg_absorption_db_per_m) * rr)
-        I = ray_gain[use] * 10.0 ** (bs / 10.0) * cos_g * 10.0 ** (gain_db / 10.0)
-        b = np.minimum(((rr - p.range_min_m) / p.range_resolution_m).astype(int), p.range_bins - 1)
-        cell = b * n_beams + beam_of_ray[use]
-        np.add.at(clean.ravel(), cell, I)
-        order = np.lexsort((I, cell))  # by cell, then intensity: the last is the strongest
+    if not use.any():
+        return clean, label
+    rr = r[use]
+    cos_g = np.clip(-np.einsum("ij,ij->i", hits.normal_ned[use], dirs[use]), 0.0, 1.0)
+    lab = hits.label[use]
+    beam = beam_of_ray[use]
+    bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in lab])
+    # TVG r^(TVG/10) 10^(2 α_TVG r/10) over the 1/r² 10^(-2 α r/10) of the echo
+    gain_db = ((p.tvg_db_per_decade - 20.0) * np.log10(rr)
+               - 2.0 * (p.absorption_db_per_m - p.tvg_absorption_db_per_m) * rr)
+    I = ray_gain[use] * 10.0 ** (bs / 10.0) * cos_g * 10.0 ** (gain_db / 10.0)
+    dr = p.range_resolution_m
+    tan_g = np.minimum(np.sqrt(np.maximum(1.0 - cos_g ** 2, 0.0)) / np.maximum(cos_g, 1e-300),
+                       math.tan(math.radians(89.0)))
+    w = rr * spread_rad * tan_g
+    lo, hi = rr - w / 2, rr + w / 2
+    b_lo = np.floor((lo - p.range_min_m) / dr).astype(int)
+    b_hi = np.floor((hi - p.range_min_m) / dr).astype(int)
+    cells, parts, labs = [], [], []
+    for o in range(int(np.max(b_hi - b_lo)) + 1):
+        b = b_lo + o
+        edge0 = p.range_min_m + b * dr
+        overlap = np.minimum(hi, edge0 + dr) - np.maximum(lo, edge0)
+        frac = np.where(w > 0, np.clip(overlap, 0.0, None) / np.where(w > 0, w, 1.0),
+                        (o == 0) * 1.0)
+        keep = (frac > 0) & (b >= 0) & (b < p.range_bins)
+        cells.append(b[keep] * n_beams + beam[keep])
+        parts.append(I[keep] * frac[keep])
+        labs.append(lab[keep])
+    cell, part, lab = np.concatenate(cells), np.concatenate(parts), np.concatenate(labs)
+    np.add.at(clean.ravel(), cell, part)
+    if cell.size:
+        order = np.lexsort((part, cell))  # by cell, then intensity: the last is the strongest
         last = np.r_[cell[order][1:] != cell[order][:-1], True]
         label.ravel()[cell[order][last]] = lab[order][last]
     return clean, label
@@ -265,6 +297,8 @@ class ImagingSonarSensor(SensorComponent):
                                                     "compensates", unit="dB/m")
         noise_floor: float = param(0.0, "mean of the additive exponential noise, linear")
         speckle: bool = param(True, "multiplicative Rayleigh speckle")
+        footprint_spreading: bool = param(True, "spread each ray's echo over its footprint "
+                                                "in range")
         default_backscatter_db: float = param(-30.0, "backscatter of surfaces without a class "
                                                      "value (the flat seabed)", unit="dB")
         mount_xyz_m: tuple[float, ...] = param((0.0, 0.0, 0.0), "lever arm, body frame (FRD)",

@@ -22,7 +22,8 @@ LEVEL = np.array([1.0, 0.0, 0.0, 0.0])
 
 
 def test_a_sphere_ahead_appears_at_its_range_and_bearing_with_its_label():
-    p = ImagingSonarParams(speckle=False, range_min_m=0.5, range_max_m=40.0, range_bins=256)
+    p = ImagingSonarParams(speckle=False, range_min_m=0.5, range_max_m=40.0, range_bins=256,
+                           footprint_spreading=False)
     m = ImagingSonarModel(p, sphere_engine((20.0, 0.0, 10.0), 1.0), {5: -10.0})
     im = m.measure([0.0, 0.0, 10.0], LEVEL)
     rows, cols = np.nonzero(im.true_intensity)
@@ -43,7 +44,8 @@ def test_single_ray_echo_formula_and_time_varied_gain(tvg, alpha, alpha_tvg):
     p = ImagingSonarParams(beam_count=1, fov_azimuth_deg=2.0, azimuth_rays=1, elevation_rays=1,
                            aperture_elevation_deg=10.0, speckle=False, source_level=2.0,
                            tvg_db_per_decade=tvg, absorption_db_per_m=alpha,
-                           tvg_absorption_db_per_m=alpha_tvg, default_backscatter_db=-20.0)
+                           tvg_absorption_db_per_m=alpha_tvg, default_backscatter_db=-20.0,
+                           footprint_spreading=False)
     mount = Mount((0.0, 0.0, 0.0), (0.0, -tilt, 0.0))  # pitched down by 30 deg: x looks down
     m = ImagingSonarModel(p, flat_engine(50.0 + h), {}, mount)
     im = m.measure([0.0, 0.0, 50.0], LEVEL)
@@ -60,7 +62,7 @@ def test_single_ray_echo_formula_and_time_varied_gain(tvg, alpha, alpha_tvg):
 def test_flat_floor_returns_span_the_elevation_aperture():
     tilt, h, beta = math.radians(25.0), 8.0, math.radians(20.0)
     p = ImagingSonarParams(beam_count=9, azimuth_rays=1, speckle=False, elevation_rays=41,
-                           range_max_m=60.0, range_bins=600)
+                           range_max_m=60.0, range_bins=600, footprint_spreading=False)
     m = ImagingSonarModel(p, flat_engine(58.0), {}, Mount((0, 0, 0), (0.0, -tilt, 0.0)))
     im = m.measure([0.0, 0.0, 50.0], LEVEL)
     rows = np.nonzero(im.true_intensity[:, 4])[0]
@@ -68,6 +70,23 @@ def test_flat_floor_returns_span_the_elevation_aperture():
     # the centre beam (bearing 0): the steepest ray (tilt + β/2) nearest, the shallowest farthest
     assert rows.min() == int((h / math.sin(tilt + beta / 2) - 0.5) / dr)
     assert rows.max() == int((h / math.sin(tilt - beta / 2) - 0.5) / dr)
+
+
+def test_footprint_spreading_conserves_the_echo_and_fills_the_far_bins():
+    base = dict(beam_count=9, azimuth_rays=1, speckle=False, elevation_rays=12,
+                range_max_m=150.0, range_bins=1500)  # every footprint inside the window
+    mount = Mount((0, 0, 0), (0.0, -math.radians(25.0), 0.0))
+    point = ImagingSonarModel(ImagingSonarParams(**base, footprint_spreading=False),
+                              flat_engine(58.0), {}, mount).measure([0.0, 0.0, 50.0], LEVEL)
+    spread = ImagingSonarModel(ImagingSonarParams(**base), flat_engine(58.0), {},
+                               mount).measure([0.0, 0.0, 50.0], LEVEL)
+    np.testing.assert_allclose(spread.true_intensity.sum(axis=0),
+                               point.true_intensity.sum(axis=0), rtol=1e-12)
+    rows_point = np.nonzero(point.true_intensity[:, 4])[0]
+    rows = np.nonzero(spread.true_intensity[:, 4])[0]
+    assert len(rows_point) == 12  # one bin per ray: gaps between them
+    assert np.all(np.diff(rows) == 1)  # contiguous from the nearest to the farthest
+    assert rows.min() <= rows_point.min() and rows.max() >= rows_point.max()
 
 
 def test_speckle_is_exponential_keyed_and_the_noise_floor_adds():

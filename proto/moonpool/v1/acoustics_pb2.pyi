@@ -187,3 +187,27 @@ class ImagingSonar(_message.Message):
     true_label: _containers.RepeatedScalarFieldContainer[int]
     true_intensity: _containers.RepeatedScalarFieldContainer[float]
     def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., validity: _Optional[_Union[_common_pb2.Validity, _Mapping]] = ..., range_start_m: _Optional[float] = ..., range_resolution_m: _Optional[float] = ..., n_ranges: _Optional[int] = ..., bearings_rad: _Optional[_Iterable[float]] = ..., intensity: _Optional[_Iterable[float]] = ..., true_label: _Optional[_Iterable[int]] = ..., true_intensity: _Optional[_Iterable[float]] = ...) -> None: ...
+
+class SideScan(_message.Message):
+    __slots__ = ("header", "validity", "range_start_m", "range_resolution_m", "port_intensity", "starboard_intensity", "true_port_label", "true_starboard_label", "true_port_intensity", "true_starboard_intensity")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    VALIDITY_FIELD_NUMBER: _ClassVar[int]
+    RANGE_START_M_FIELD_NUMBER: _ClassVar[int]
+    RANGE_RESOLUTION_M_FIELD_NUMBER: _ClassVar[int]
+    PORT_INTENSITY_FIELD_NUMBER: _ClassVar[int]
+    STARBOARD_INTENSITY_FIELD_NUMBER: _ClassVar[int]
+    TRUE_PORT_LABEL_FIELD_NUMBER: _ClassVar[int]
+    TRUE_STARBOARD_LABEL_FIELD_NUMBER: _ClassVar[int]
+    TRUE_PORT_INTENSITY_FIELD_NUMBER: _ClassVar[int]
+    TRUE_STARBOARD_INTENSITY_FIELD_NUMBER: _ClassVar[int]
+    header: _common_pb2.Header
+    validity: _common_pb2.Validity
+    range_start_m: float
+    range_resolution_m: float
+    port_intensity: _containers.RepeatedScalarFieldContainer[float]
+    starboard_intensity: _containers.RepeatedScalarFieldContainer[float]
+    true_port_label: _containers.RepeatedScalarFieldContainer[int]
+    true_starboard_label: _containers.RepeatedScalarFieldContainer[int]
+    true_port_intensity: _containers.RepeatedScalarFieldContainer[float]
+    true_starboard_intensity: _containers.RepeatedScalarFieldContainer[float]
+    def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., validity: _Optional[_Union[_common_pb2.Validity, _Mapping]] = ..., range_start_m: _Optional[float] = ..., range_resolution_m: _Optional[float] = ..., port_intensity: _Optional[_Iterable[float]] = ..., starboard_intensity: _Optional[_Iterable[float]] = ..., true_port_label: _Optional[_Iterable[int]] = ..., true_starboard_label: _Optional[_Iterable[int]] = ..., true_port_intensity: _Optional[_Iterable[float]] = ..., true_starboard_intensity: _Optional[_Iterable[float]] = ...) -> None: ...
