@@ -11,7 +11,6 @@ intersection) and builds the water column from its own parameter table.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,37 +95,55 @@ def draw(noise: KeyedNoise, first: int, n: int, channel: str, width: int,
     return np.concatenate(cols, axis=1) if cols else np.zeros((n, 0))
 
 
-WATER_DOC = ("water column without a scene: a table of WaterColumn fields "
-             "(moonpool.components.world.environment; e.g. surface_temperature_c, "
-             "mixed_layer_depth_m, current_profile = [[depth, [n, e, d]], ...]); empty: the "
-             "defaults")
+WATER_DOC = ("water column without a scene: a table with the keys of a scene file's "
+             "[water] table (docs/world.md: surface_temperature_c, mixed_layer_depth_m, ..., "
+             "current_ned_mps = [n, e, d] or current_profile = [[depth, n, e, d], ...]) plus "
+             "latitude_deg, longitude_deg; empty: the defaults")
 
-
-def _tuples(v: Any) -> Any:
-    """TOML/JSON lists as (nested) tuples of floats, the frozen WaterColumn's types."""
-    if isinstance(v, (list, tuple)):
-        return tuple(_tuples(x) for x in v)
-    if isinstance(v, int) and not isinstance(v, bool):
-        return float(v)
-    return v
+_WATER_SCALARS = ("surface_temperature_c", "surface_salinity_psu", "mixed_layer_depth_m",
+                  "thermocline_bottom_m", "deep_temperature_c", "deep_salinity_psu",
+                  "deep_temperature_gradient_c_per_m", "latitude_deg", "longitude_deg")
 
 
 def water_column(table: Mapping[str, Any] | None, component: str):
-    """A ``WaterColumn`` from a parameter table (TOML table of its field names)."""
+    """A ``WaterColumn`` from a parameter table with the scene file's [water] keys
+    (and the origin's latitude_deg / longitude_deg)."""
     from ..world.environment import WaterColumn
 
     table = dict(table or {})
-    known = {f.name for f in dataclasses.fields(WaterColumn)}
+    known = set(_WATER_SCALARS) | {"current_ned_mps", "current_profile"}
     unknown = sorted(set(table) - known)
+    fix = "correct the `water` table in the rig (keys as in a scene file's [water] table)"
     if unknown:
-        raise ParameterError(f"unknown water column field(s) {unknown}", component=component,
-                             fix=f"use only {sorted(known)} in the `water` table")
-    table = {k: _tuples(v) for k, v in table.items()}
+        raise ParameterError(f"unknown water column field(s) {unknown}; known: {sorted(known)}",
+                             component=component, fix=fix)
+    kw: dict[str, Any] = {}
     try:
-        return WaterColumn(**table)
+        for k in _WATER_SCALARS:
+            if k in table:
+                kw[k] = float(table[k])
+        if "current_ned_mps" in table:
+            cur = tuple(float(v) for v in table["current_ned_mps"])
+            if len(cur) != 3:
+                raise ValueError("current_ned_mps takes 3 values [north, east, down]")
+            kw["uniform_current_ned_mps"] = cur
+        if "current_profile" in table:
+            rows = []
+            for row in table["current_profile"]:
+                flat = [float(v) for v in _flatten(row)]
+                if len(flat) != 4:
+                    raise ValueError("current_profile rows are [depth_m, north, east, down]")
+                rows.append((flat[0], tuple(flat[1:])))
+            kw["current_profile"] = tuple(rows)
+        return WaterColumn(**kw)
     except (TypeError, ValueError) as exc:
-        raise ParameterError(str(exc), component=component,
-                             fix="correct the `water` table in the rig") from None
+        raise ParameterError(f"water table: {exc}", component=component, fix=fix) from None
+
+
+def _flatten(v: Any) -> list:
+    if isinstance(v, (list, tuple)):
+        return [x for item in v for x in _flatten(item)]
+    return [v]
 
 
 @dataclass

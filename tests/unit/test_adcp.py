@@ -110,8 +110,8 @@ def test_beam_noise_maps_to_bin_velocity_noise():
 
 
 def test_component_with_a_current_profile_table():
-    water = {"current_profile": [[0.0, [0.5, 0.0, 0.0]], [100.0, [0.1, 0.3, 0.0]],
-                                 [200.0, [0.0, 0.1, 0.01]]]}
+    water = {"current_profile": [[0.0, 0.5, 0.0, 0.0], [100.0, 0.1, 0.3, 0.0],
+                                 [200.0, 0.0, 0.1, 0.01]]}  # as in a scene file
     host = ComponentHost(AdcpSensor())
     host.configure(lc.Configure(instance_name="adcp", seed=4, parameters=[
         lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in dict(
@@ -125,3 +125,21 @@ def test_component_with_a_current_profile_table():
         assert out.message.SerializeToString(deterministic=True) == ref.SerializeToString(
             deterministic=True)
     assert out.message.validity.valid and not out.message.bins[-1].validity.valid
+
+
+def test_component_on_a_scene_file_uses_its_seabed_and_current(tmp_path):
+    from acoustic_scenes import write_flat_scene
+
+    path = write_flat_scene(tmp_path, depth_m=60.0, water="current_ned_mps = [0.2, -0.1, 0.0]")
+    host = ComponentHost(AdcpSensor())
+    host.configure(lc.Configure(instance_name="adcp", seed=1, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in dict(
+            scene=str(path), bin_count=30, bin_size_m=1.0, blanking_m=0.5,
+            velocity_noise_mps=0.0).items()]))
+    host.initialize(0)
+    (out,) = host.step(0, 10**9, {"state": state((0.0, 0.0, 40.0))})
+    D = np.array([b.distance_m for b in out.message.bins])
+    ok = np.array([b.validity.valid for b in out.message.bins])
+    np.testing.assert_array_equal(ok, D <= 20.0 * math.cos(A))  # 20 m altitude, side lobes
+    for b in np.array(out.message.bins)[ok]:
+        assert (b.velocity_mps.x, b.velocity_mps.y) == pytest.approx((0.2, -0.1), abs=1e-12)

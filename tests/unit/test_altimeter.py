@@ -155,3 +155,22 @@ def test_acoustics_messages_have_header_validity_and_truth():
         for sub in m.nested_types:  # per beam / range / bin
             assert sub.fields_by_name["validity"].number == 1, sub.full_name
             assert any(f.startswith("true_") for f in sub.fields_by_name), sub.full_name
+
+
+def test_component_on_a_scene_file_sees_the_boulder_and_the_scene_water(tmp_path):
+    from acoustic_scenes import write_flat_scene
+
+    from moonpool.components.world.scene import Scene
+
+    path = write_flat_scene(tmp_path, depth_m=90.0, boulder=(0.0, 0.0, 88.0, 4.0),
+                            water="surface_temperature_c = 8.0\nsurface_salinity_psu = 30.0")
+    host = ComponentHost(AltimeterSensor())
+    host.configure(_cfg("alt", 1, scene=str(path), range_noise_m=0.0, range_noise_per_m=0.0))
+    host.initialize(0)
+    (over,) = host.step(0, 10**8, {"state": state((0.0, 0.0, 70.0))})
+    (beside,) = host.step(10**8, 10**8, {"state": state((30.0, 0.0, 70.0))})
+    water = Scene.load(path).environment
+    assert over.message.true_label == 2 and over.message.true_range_m == pytest.approx(14.0, abs=1e-6)
+    assert beside.message.true_label == 1 and beside.message.true_range_m == pytest.approx(20.0, abs=1e-9)
+    ch = c_harmonic(70.0, 90.0, water)
+    assert beside.message.range_m == pytest.approx(20.0 * 1500.0 / ch, abs=1e-6)

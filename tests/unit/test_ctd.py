@@ -111,3 +111,23 @@ def test_component_with_a_water_table_matches_the_model():
             0, acoustics_pb2.Ctd(header=out.message.header))
         assert out.message.SerializeToString(deterministic=True) == ref.SerializeToString(
             deterministic=True)
+
+
+def test_the_water_table_reads_like_a_scene_files_water_table(tmp_path):
+    from acoustic_scenes import write_flat_scene
+
+    from moonpool.components.sdk.errors import ParameterError
+    from moonpool.components.sensors.acoustic import water_column
+    from moonpool.components.world.scene import Scene
+
+    text = ("surface_temperature_c = 11.0\nmixed_layer_depth_m = 15.0\n"
+            "thermocline_bottom_m = 300.0\ndeep_temperature_c = 3.5\n"
+            "current_profile = [[0.0, 0.3, 0.0, 0.0], [100.0, 0.1, 0.1, 0.0]]")
+    scene_water = Scene.load(write_flat_scene(tmp_path, water=text)).environment
+    table = {"surface_temperature_c": 11.0, "mixed_layer_depth_m": 15.0,
+             "thermocline_bottom_m": 300.0, "deep_temperature_c": 3.5,
+             "current_profile": [[0.0, 0.3, 0.0, 0.0], [100.0, 0.1, 0.1, 0.0]],
+             "latitude_deg": 45.0}
+    assert water_column(table, "ctd") == scene_water
+    with pytest.raises(ParameterError, match="current_profile rows"):
+        water_column({"current_profile": [[0.0, 0.3]]}, "ctd")
