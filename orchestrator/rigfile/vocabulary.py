@@ -53,8 +53,11 @@ _DURATION_TEXT = rf"^\s*\+?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*(?:{_UNITS
 def duration(*, positive: bool) -> dict[str, Any]:
     """A duration: ``"10ms"``-like text or a number of seconds (orchestrator/timeparse.py)."""
     bound = "exclusiveMinimum" if positive else "minimum"
-    return {"anyOf": [{"type": "string", "pattern": _DURATION_TEXT},
-                      {"type": "number", bound: 0}]}
+    return {"anyOf": [
+        {"type": "string", "pattern": _DURATION_TEXT, "description": "a number and a unit: "
+         '"10ms", "1.5s", "250 us", "2min" (units ns, us, µs, ms, s, min)'},
+        {"type": "number", bound: 0, "description": "seconds (0.1 is exactly 100 000 000 ns)"},
+    ]}
 
 
 STRING: Mapping[str, Any] = {"type": "string"}
@@ -74,6 +77,15 @@ SERIES: Mapping[str, Any] = {
 
 def enum(options: tuple[str, ...]) -> dict[str, Any]:
     return {"type": "string", "enum": list(options)}
+
+
+def runs(placements: tuple[str, ...]) -> dict[str, Any]:
+    """JSON Schema condition: the component's ``run`` is one of ``placements`` (a
+    component without ``run`` runs inproc)."""
+    condition: dict[str, Any] = {"properties": {"run": {"enum": list(placements)}}}
+    if "inproc" not in placements:
+        condition["required"] = ["run"]
+    return condition
 
 
 # ------------------------------------------------------------------ keys and tables
@@ -222,12 +234,13 @@ COMPONENT = Table(
     ),
     rules=(
         {"not": {"required": ["rate_hz", "period"]}},
+        {"if": runs(("inproc", "process", "remote")),
+         "then": {"anyOf": [{"required": ["rate_hz"]}, {"required": ["period"]}]}},
         {"dependentRequired": {"server_key": ["client_key"], "client_key": ["server_key"]}},
         {"if": {"anyOf": [{"required": ["server_key"]}, {"required": ["client_key"]}]},
          "then": {"properties": {"insecure": {"const": False}}}},
     ),
 )
-"""``rate_hz`` or ``period`` is needed except by a replay: :mod:`.schema` adds it."""
 
 CONNECTION = Table("[[connections]]", "An output port feeding an input port.", (
     Key("from", PORT_REF, "The output port, COMPONENT.PORT.", required=True),
