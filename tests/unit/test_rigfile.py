@@ -1,4 +1,4 @@
-"""Rig files: parsing, validation, overrides and the deep checks (orchestrator/rigfile.py)."""
+"""Rig files: parsing, validation, overrides and the deep checks (orchestrator/rigfile/)."""
 
 from __future__ import annotations
 
@@ -801,7 +801,7 @@ group = "{group}"
 
 
 def test_plot_paths_may_key_signals_by_names_with_dots() -> None:
-    from moonpool.orchestrator.rigfile import _field_problem
+    from moonpool.orchestrator.rigfile.fields import field_problem as _field_problem
     from moonpool.v1 import signals_pb2
 
     desc = signals_pb2.Signals.DESCRIPTOR
