@@ -1,8 +1,6 @@
-"""The scene file reader: the ONE module that parses scene files (TOML, ``tomllib``).
-
-(The project's rule that one module parses TOML is about rig files,
-``orchestrator/rigfile.py``; scene files, a format of the world package, are read
-here and nowhere else.) The format is in docs/world.md.
+"""The scene file reader: the ONE module that reads scene files (TOML, parsed by the
+SDK's ``tomlfile``, moonpool's one importer of ``tomllib``). The format is in
+docs/world.md.
 
 :func:`read_scene_file` turns a file into a typed, frozen :class:`SceneSpec`, or
 raises :class:`~moonpool.components.sdk.errors.ParameterError` listing EVERY problem
@@ -19,11 +17,11 @@ from __future__ import annotations
 
 import difflib
 import math
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..sdk import tomlfile
 from ..sdk.errors import ParameterError, Problem
 from .environment import WaterColumn
 
@@ -561,8 +559,8 @@ def _parse(path: Path, file: str) -> tuple[dict | None, list[Problem]]:
     except (OSError, UnicodeDecodeError) as exc:
         return None, [Problem(file, "", f"scene file cannot be read: {exc}")]
     try:
-        return tomllib.loads(text), []
-    except tomllib.TOMLDecodeError as exc:
+        return tomlfile.loads(text), []
+    except tomlfile.TOMLDecodeError as exc:
         return None, [Problem(file, "", f"not valid TOML: {exc}")]
 
 

@@ -1,6 +1,7 @@
 """Reading rig files: the text, TOML, ``--set`` overrides, vehicle profiles.
 
-The only module of moonpool that imports :mod:`tomllib`: a rig file, the value of a
+The only module of the orchestrator that parses TOML (through the SDK's
+``tomlfile``, moonpool's one importer of :mod:`tomllib`): a rig file, the value of a
 ``--set KEY=VALUE`` and a ``profile = "FILE.toml"`` are parsed here, and nowhere
 else (components get plain tables, never TOML).
 """
@@ -8,11 +9,11 @@ else (components get plain tables, never TOML).
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from moonpool.components.sdk import tomlfile
 from moonpool.components.sdk.errors import Problem, RigFileError
 
 from .report import KEY_PART, Report, key_parts, kind_of
@@ -42,10 +43,10 @@ def read_text(path: str | Path) -> str:
 def parse_toml(text: str, file: str) -> dict[str, Any]:
     """Parse TOML; RigFileError with the file and line of the syntax error."""
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        m = re.search(r"line (\d+)", str(exc))
-        where = f"{file}:{m[1]}" if m else file
+        return tomlfile.loads(text)
+    except tomlfile.TOMLDecodeError as exc:
+        line = tomlfile.error_line(exc)
+        where = f"{file}:{line}" if line is not None else file
         raise RigFileError(
             f"{where}: not valid TOML: {exc}",
             fix="correct the syntax at that line (docs/rigs.md shows a complete rig)",
@@ -86,8 +87,8 @@ def read_profile(
         )
         return parameters
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = tomlfile.loads(text)
+    except tomlfile.TOMLDecodeError as exc:
         report.add(key, f"profile '{value}' is not valid TOML: {exc}")
         return parameters
     return {**parameters, "profile": data}
@@ -167,8 +168,8 @@ def _override_value(text: str) -> Any:
     """A TOML value if ``text`` is one (``3``, ``[1, 2]``, ``"x"``), else the text itself."""
     text = text.strip()
     try:
-        return tomllib.loads(f"value = {text}")["value"]
-    except tomllib.TOMLDecodeError:
+        return tomlfile.loads(f"value = {text}")["value"]
+    except tomlfile.TOMLDecodeError:
         return text
 
 

@@ -180,7 +180,7 @@ def test_docs_list_every_key_of_the_vocabulary(heading: str, table) -> None:
     assert sorted(documented) == sorted(table.names), f"docs/rigs.md, section {heading}"
 
 
-def test_only_the_reading_module_imports_tomllib() -> None:
+def test_only_the_sdk_tomlfile_module_imports_tomllib() -> None:
     importers = []
     for folder in ("orchestrator", "components"):
         for path in sorted((ROOT / folder).rglob("*.py")):
@@ -189,4 +189,4 @@ def test_only_the_reading_module_imports_tomllib() -> None:
                          else [node.module] if isinstance(node, ast.ImportFrom) else [])
                 if "tomllib" in names:
                     importers.append(path.relative_to(ROOT).as_posix())
-    assert importers == ["orchestrator/rigfile/reading.py"]
+    assert importers == ["components/sdk/tomlfile.py"]
