@@ -1,0 +1,118 @@
+"""Radiometry against closed forms: a flat Lambertian plane under one point light in
+water of known c, b (direct + backscatter within 1 %), c = b = 0 equals the in-air
+render, zero light is black."""
+
+import numpy as np
+import pytest
+from scipy import integrate
+from scipy.special import exp1
+
+from moonpool.components.vision.geometry import (CameraModel, CameraMount, CameraPose,
+                                                 cast_frame, world_rays)
+from moonpool.components.vision.lights import SpotLight
+from moonpool.components.vision.radiometry import RadiometryOptions, place_lights, radiance
+from moonpool.components.vision.water import WaterOptics, water_type
+from moonpool.components.world.rays import RayEngine
+
+D = 3.0        # plane 3 m below the camera
+RHO = np.array([0.6, 0.5, 0.4])
+I0 = np.array([40.0, 50.0, 60.0])
+S0 = 0.05
+
+
+def _plane_frame(cam):
+    v = np.array([[-50, -50, D], [50, -50, D], [50, 50, D], [-50, 50, D]], float)
+    engine = RayEngine.from_mesh(v, np.array([[0, 1, 2], [0, 2, 3]]), 1, 1)
+    pose = CameraPose.from_vehicle(CameraMount(), (0, 0, 0), (1, 0, 0, 0))
+    return engine, pose, cast_frame(engine, cam, pose, 100.0)
+
+
+@pytest.fixture(scope="module")
+def cam():
+    return CameraModel.from_fov(48, 36, 70.0)
+
+
+def _render(cam, water, light, samples=8, ambient=(0.0, 0.0, 0.0)):
+    engine, pose, frame = _plane_frame(cam)
+    rays = world_rays(cam, pose)
+    lights = place_lights([light], (0, 0, 0), np.eye(3))
+    refl = np.where(frame.hit[..., None], RHO, 0.0)
+    opts = RadiometryOptions(backscatter_samples=samples, backscatter_start_m=S0,
+                             surface_irradiance=ambient)
+    return radiance(frame, rays, water, lights, refl, opts, engine), frame, rays
+
+
+def test_plane_under_a_point_light_equals_the_closed_form(cam):
+    water = WaterOptics("test", (0.05, 0.08, 0.2), (0.3, 0.25, 0.2), (0.0, 0.0, 0.0))
+    light = SpotLight((0, 0, 0), (0, 0, 1), tuple(I0), 360.0, 0.0)  # isotropic, at the camera
+    L, frame, rays = _render(cam, water, light)
+    c = water.c
+    cos_a = rays[:, 2]
+    r = D / cos_a
+    direct = RHO / np.pi * I0 * cos_a[:, None] / r[:, None] ** 2 * np.exp(-2 * np.outer(r, c))
+    k = 2 * c
+    integral = ((np.exp(-k * S0) / S0 - np.exp(-np.outer(r, k)) / r[:, None])
+                - k * (exp1(k * S0) - exp1(np.outer(r, k))))
+    back = water.beta(-1.0) * I0 * integral
+    expected = direct + back
+    rel = np.abs(L.reshape(-1, 3) - expected) / expected
+    assert rel.max() < 0.01
+    assert back.min() > 0.1 * direct.min()  # the backscatter is a real part of the sum
+
+
+def test_offset_spot_light_backscatter_equals_quadrature(cam):
+    water = WaterOptics("test", (0.1, 0.1, 0.1), (0.4, 0.4, 0.4), (0.0, 0.0, 0.0))
+    light = SpotLight((0.5, 0.3, 0.0), (0.2, 0.0, 1.0), tuple(I0), 100.0, 1.0)
+    L, frame, rays = _render(cam, water, light, samples=8)
+    c = water.c[0]
+    P = np.array(light.position_body_m)
+    a = light.axis_body
+    for i in (0, 200, 700, 1000, 1500):
+        d = rays[i]
+        r = D / d[2]
+        X = r * d
+        w = X - P
+        dl = np.linalg.norm(w)
+        wh = w / dl
+        direct = RHO / np.pi * I0 * light.profile(wh @ a) * max(0.0, wh[2]) / dl**2 * np.exp(
+            -c * dl) * np.exp(-c * r)
+
+        def f(s):
+            x = s * d
+            ww = x - P
+            l = np.linalg.norm(ww)
+            return (water.beta(-(ww / l) @ d)[0] * light.profile((ww / l) @ a)
+                    * np.exp(-c * (l + s)) / l**2)
+
+        back = I0 * integrate.quad(f, S0, r, limit=400, epsabs=0, epsrel=1e-9)[0]
+        expected = direct + back
+        assert np.allclose(L.reshape(-1, 3)[i], expected, rtol=0.01), i
+
+
+def test_no_water_equals_the_in_air_render(cam):
+    light = SpotLight((0.2, 0.0, 0.0), (0, 0, 1), tuple(I0), 120.0, 2.0)
+    L, frame, rays = _render(cam, water_type("none"), light)
+    X = frame.point_ned.reshape(-1, 3)
+    w = X - np.array(light.position_body_m)
+    dl = np.linalg.norm(w, axis=1)
+    wh = w / dl[:, None]
+    air = RHO / np.pi * I0 * (light.profile(wh @ light.axis_body) * wh[:, 2] / dl**2)[:, None]
+    assert np.allclose(L.reshape(-1, 3), air, rtol=1e-12, atol=0)
+
+
+def test_zero_light_is_black(cam):
+    dark = SpotLight((0, 0, 0), (0, 0, 1), (0.0, 0.0, 0.0), 90.0, 1.0)
+    L, _, _ = _render(cam, water_type("coastal_5"), dark)
+    assert np.all(L == 0.0)
+
+
+def test_ambient_light_vanishes_at_hadal_depth():
+    w = water_type("jerlov_I")
+    assert np.all(w.downwelling(10.0, (150, 150, 150)) > 1.0)
+    # at 6,000 m: below 1e-40 of the surface value, nothing at any bit depth
+    assert np.all(w.downwelling(6000.0, (150, 150, 150)) < 150 * 1e-40)
+
+
+def test_unknown_water_type_says_did_you_mean():
+    with pytest.raises(ValueError, match="did you mean .*'jerlov_IB'"):
+        water_type("jerlov_Ib")
