@@ -60,10 +60,16 @@ class RadiometryOptions:
     """Down-welling irradiance just below the sea surface, per channel, W m^-2."""
     shadows: bool = False
     """Cast a shadow ray from each light to each lit point."""
+    backscatter_decimation: int = 4
+    """F: the backscatter is computed on every F-th pixel in each direction and
+    interpolated bilinearly (1: every pixel). It varies slowly across the image; at a
+    range edge the interpolation mixes the two sides over F pixels."""
 
     def __post_init__(self) -> None:
         if not (isinstance(self.backscatter_samples, int) and 0 <= self.backscatter_samples <= 64):
             raise ValueError("backscatter_samples must be an integer 0..64")
+        if not (isinstance(self.backscatter_decimation, int) and 1 <= self.backscatter_decimation <= 16):
+            raise ValueError("backscatter_decimation must be an integer 1..16")
         if not self.backscatter_start_m > 0:
             raise ValueError("backscatter_start_m must be > 0")
         if not self.max_range_m > self.backscatter_start_m:
@@ -164,14 +170,28 @@ def backscatter(rays: np.ndarray, C: np.ndarray, r: np.ndarray, water: WaterOpti
         da = d @ pl.axis_ned
         La = float(Lrel @ pl.axis_ned)
         L2 = float(Lrel @ Lrel)
-        acc = np.zeros((len(rows), 3))
-        for xk, wk in zip(x, w):
+        acc = np.zeros((len(rows), 3), np.float32)
+        d = d.astype(np.float32)
+        dL, da = dL.astype(np.float32), da.astype(np.float32)
+        ua, half = ua.astype(np.float32), half.astype(np.float32)
+        La, L2 = np.float32(La), np.float32(L2)
+        g = np.float32(water.g)
+        hg_norm = np.float32((1 - water.g ** 2) / (4 * np.pi))
+        bp = np.asarray(water.particle_scattering_per_m, np.float32)
+        bw = np.asarray(water.molecular_scattering_per_m, np.float32)
+        c = c.astype(np.float32)
+        for xk, wk in zip(x.astype(np.float32), w.astype(np.float32)):
             s = 1.0 / (ua + (xk + 1.0) * half)
-            dl2 = np.maximum(s * s - 2 * s * dL + L2, 1e-12)
+            dl2 = np.maximum(s * s - 2 * s * dL + L2, np.float32(1e-12))
             dl = np.sqrt(dl2)
             prof = pl.light.profile((s * da - La) / dl)
             weight = wk * half * s * s * prof / dl2  # ds = s^2 du
-            acc += water.beta(-(s - dL) / dl) * np.exp(-np.outer(dl + s, c)) * weight[:, None]
+            mu = -(s - dL) / dl
+            p_hg = hg_norm * (1.0 + g * g - 2.0 * g * mu) ** -1.5
+            p_w = 0.06225 * (1.0 + 0.835 * mu * mu)
+            x_att = dl + s
+            for ch in range(3):
+                acc[:, ch] += (bp[ch] * p_hg + bw[ch] * p_w) * np.exp(-c[ch] * x_att) * weight
         out[rows] += acc * np.asarray(pl.light.intensity, float)
     return out
 
@@ -189,40 +209,76 @@ def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
     C = frame.pose.C_ned
     c = water.c
     L = np.zeros((H * W, 3))
+    Ed_cam = water.downwelling(C[2], opts.surface_irradiance) if any(opts.surface_irradiance) \
+        else np.zeros(3)
+    ambient = bool(np.any(Ed_cam > 1e-30 * max(opts.surface_irradiance)))
+    """Down-welling light at the camera; below 1e-30 of the surface value it is left out."""
     if hit.any():
         X = frame.point_ned.reshape(-1, 3)[hit]
-        nrm = frame.normal_ned.reshape(-1, 3)[hit]
-        E = np.zeros((len(X), 3))
+        Xf = (X - C).astype(np.float32)  # camera-relative: float32 keeps mm at 6 km depth
+        nrm = frame.normal_ned.reshape(-1, 3)[hit].astype(np.float32)
+        E = np.zeros((len(X), 3), np.float32)
         for pl in lights:
-            w = X - pl.position_ned
-            dl = np.linalg.norm(w, axis=1)
-            wh = w / np.maximum(dl, 1e-12)[:, None]
-            cos_i = np.clip(-np.einsum("ij,ij->i", wh, nrm), 0.0, None)
-            cos_t = wh @ pl.axis_ned
-            g = pl.light.profile(cos_t) * cos_i / np.maximum(dl * dl, 1e-12)
+            w = Xf - (pl.position_ned - C).astype(np.float32)
+            dl2 = np.einsum("ij,ij->i", w, w)
+            dl = np.sqrt(dl2)
+            inv = 1.0 / np.maximum(dl, np.float32(1e-12))
+            cos_i = np.clip(-np.einsum("ij,ij->i", w, nrm) * inv, 0.0, None)
+            cos_t = (w @ pl.axis_ned.astype(np.float32)) * inv
+            g = pl.light.profile(cos_t) * cos_i * inv * inv
             if opts.shadows and engine is not None:
-                lit = g > 0
-                if lit.any():
-                    sh = engine.cast(pl.position_ned, wh[lit], dl[lit])
-                    blocked = sh.distance_m < dl[lit] - 1e-4 * (1.0 + dl[lit])
-                    idx = np.flatnonzero(lit)[blocked]
-                    g[idx] = 0.0
-            E += g[:, None] * np.exp(-np.outer(dl, c)) * np.asarray(pl.light.intensity, float)
-        if any(opts.surface_irradiance):
+                lit = np.flatnonzero(g > 0)
+                if lit.size:
+                    wh = w[lit].astype(np.float64) / dl[lit, None]
+                    dd = dl[lit].astype(np.float64)
+                    sh = engine.cast(pl.position_ned, wh, dd)
+                    blocked = sh.distance_m < dd - 1e-4 * (1.0 + dd)
+                    g[lit[blocked]] = 0.0
+            I0 = np.asarray(pl.light.intensity, np.float32)
+            for ch in range(3):
+                if I0[ch]:
+                    E[:, ch] += g * np.exp(-np.float32(c[ch]) * dl) * I0[ch]
+        if ambient:
             Ed = water.downwelling(X[:, 2], opts.surface_irradiance)
-            E += Ed * np.clip(-nrm[:, 2], 0.0, None)[:, None]
-        rho = reflectance.reshape(-1, 3)[hit]
-        L[hit] = rho / np.pi * E * np.exp(-np.outer(r[hit], c))
-    L += backscatter(rays_ned, C, r, water, lights, opts)
-    if any(opts.surface_irradiance) and np.any(water.b > 0):
-        Ed = water.downwelling(C[2], opts.surface_irradiance)
-        if np.any(Ed > 0):
+            E += (Ed * np.clip(-nrm[:, 2], 0.0, None)[:, None]).astype(np.float32)
+        rho = reflectance.reshape(-1, 3)[hit].astype(np.float32)
+        rh = r[hit].astype(np.float32)
+        att = np.stack([np.exp(-np.float32(c[ch]) * rh) for ch in range(3)], axis=1)
+        L[hit] = rho * np.float32(1 / np.pi) * E * att
+    f = opts.backscatter_decimation
+    if f > 1 and H >= 2 * f and W >= 2 * f:
+        # on every f-th pixel (centres of f x f blocks), bilinearly interpolated back
+        rows = np.arange(f // 2, H, f)
+        cols = np.arange(f // 2, W, f)
+        sub = (rows[:, None] * W + cols[None, :]).reshape(-1)
+        B = backscatter(rays_ned[sub], C, r[sub], water, lights, opts)
+        B = B.reshape(len(rows), len(cols), 3).astype(np.float32)
+        L += _upsample(B, rows, cols, H, W).reshape(-1, 3)
+    else:
+        L += backscatter(rays_ned, C, r, water, lights, opts)
+    if ambient and np.any(water.b > 0):
+        Ed = Ed_cam
+        if True:
             rr = np.where(hit, r, opts.max_range_m)
             beta = water.beta(-rays_ned[:, 2])
             with np.errstate(divide="ignore", invalid="ignore"):
                 path = np.where(c > 0, -np.expm1(-np.outer(rr, c)) / c, rr[:, None])
             L += beta * Ed * path
     return L.reshape(H, W, 3)
+
+
+def _upsample(B: np.ndarray, rows: np.ndarray, cols: np.ndarray, H: int, W: int) -> np.ndarray:
+    """Bilinear interpolation of B (samples at ``rows`` x ``cols``) to (H, W, 3),
+    held constant beyond the outermost samples."""
+    def weights(idx, n):
+        pos = np.interp(np.arange(n), idx, np.arange(len(idx)))
+        i0 = np.minimum(np.floor(pos).astype(int), len(idx) - 2) if len(idx) > 1 else np.zeros(n, int)
+        t = (pos - i0).astype(np.float32)
+        return i0, t
+    r0, tr = weights(rows, H)
+    c0, tc = weights(cols, W)
+    top = B[r0] * (1 - tr)[:, None, None] + B[np.minimum(r0 + 1, len(rows) - 1)] * tr[:, None, None]
+    return top[:, c0] * (1 - tc)[None, :, None] + top[:, np.minimum(c0 + 1, len(cols) - 1)] * tc[None, :, None]
 
 
 def reflectance_image(label: np.ndarray, classes: dict) -> np.ndarray:

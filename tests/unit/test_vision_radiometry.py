@@ -37,7 +37,7 @@ def _render(cam, water, light, samples=8, ambient=(0.0, 0.0, 0.0)):
     rays = world_rays(cam, pose)
     lights = place_lights([light], (0, 0, 0), np.eye(3))
     refl = np.where(frame.hit[..., None], RHO, 0.0)
-    opts = RadiometryOptions(backscatter_samples=samples, backscatter_start_m=S0,
+    opts = RadiometryOptions(backscatter_samples=samples, backscatter_start_m=S0, backscatter_decimation=1,
                              surface_irradiance=ambient)
     return radiance(frame, rays, water, lights, refl, opts, engine), frame, rays
 
@@ -97,7 +97,7 @@ def test_no_water_equals_the_in_air_render(cam):
     dl = np.linalg.norm(w, axis=1)
     wh = w / dl[:, None]
     air = RHO / np.pi * I0 * (light.profile(wh @ light.axis_body) * wh[:, 2] / dl**2)[:, None]
-    assert np.allclose(L.reshape(-1, 3), air, rtol=1e-12, atol=0)
+    assert np.allclose(L.reshape(-1, 3), air, rtol=1e-5, atol=0)  # float32 radiometry
 
 
 def test_zero_light_is_black(cam):
