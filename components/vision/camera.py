@@ -124,6 +124,10 @@ class DeepSeaCamera(Component):
         bayer: bool = param(False, "RGGB Bayer mosaic instead of RGB")
         vignetting_exponent: float = param(4.0, "n of the cos^n vignetting (0: none)")
         marine_snow: int = param(0, "marine snow particles per frame (0: none)")
+        auto_exposure: bool = param(True, "per-frame exposure/gain so the 99th percentile of G "
+                                    "is at auto_exposure_target of full scale")
+        auto_exposure_target: float = param(0.7, "fraction of full scale")
+        max_gain: float = param(16.0, "largest gain auto-exposure may use")
 
         def __post_init__(self) -> None:
             if self.scene is None:
@@ -186,7 +190,8 @@ class DeepSeaCamera(Component):
         def sensor(self) -> SensorOptions:
             return SensorOptions(self.exposure_s, self.sensitivity, self.full_well_e, self.gain,
                                  self.read_noise_e, True, self.bit_depth, self.bayer,
-                                 self.vignetting_exponent)
+                                 self.vignetting_exponent, self.auto_exposure,
+                                 self.auto_exposure_target, self.max_gain)
 
     def configure(self, params: Parameters) -> None:
         from ..world.scene import Scene

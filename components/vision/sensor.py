@@ -15,6 +15,9 @@ In this order, per pixel and channel:
 3. **shot and read noise**: e + sqrt(e) z_1 + σ_r z_2 ≈ Poisson shot noise plus
    Gaussian read noise (σ_r = ``read_noise_e``), z standard normals keyed by (seed,
    instance, "image", frame index): the same frame in any process;
+   With ``auto_exposure`` the exposure time is first scaled by x <= 1 (bright scenes)
+   or the gain raised to g <= ``max_gain`` (dark ones) so that the 99th percentile of
+   the green electrons maps to ``auto_exposure_target`` of full scale;
 4. **gain and quantisation**: DN = round(e · g · (2^bits - 1) / full_well), g the
    analogue gain, clipped to [0, 2^bits - 1]; bits 8 (uint8), 12 or 16 (uint16);
 5. **Bayer** (optional): one channel per pixel in an RGGB pattern.
@@ -52,6 +55,14 @@ class SensorOptions:
     """Output an RGGB Bayer mosaic (one channel per pixel) instead of RGB."""
     vignetting_exponent: float = 4.0
     """n of the cos^n natural vignetting (0: none)."""
+    auto_exposure: bool = False
+    """Set the exposure and gain per frame so the 99th percentile of the green signal
+    lands at ``auto_exposure_target`` of full scale (an ideal auto-exposure: it reads
+    the frame it exposes)."""
+    auto_exposure_target: float = 0.7
+    """Fraction of full scale for the 99th percentile of G."""
+    max_gain: float = 16.0
+    """Largest analogue gain auto-exposure may use."""
 
     def __post_init__(self) -> None:
         if self.bit_depth not in (8, 12, 16):
@@ -60,6 +71,8 @@ class SensorOptions:
             v = getattr(self, key)
             if not (v > 0 and math.isfinite(v)):
                 raise ValueError(f"{key} must be > 0, got {v}")
+        if not 0 < self.auto_exposure_target <= 1 or not self.max_gain >= 1:
+            raise ValueError("auto_exposure_target must be in (0, 1] and max_gain >= 1")
         if not (self.read_noise_e >= 0 and self.vignetting_exponent >= 0):
             raise ValueError("read_noise_e and vignetting_exponent must be >= 0")
 
@@ -97,6 +110,19 @@ def expose(L: np.ndarray, rays_cam: np.ndarray, s: SensorOptions,
         e = L * (v[..., None] * scale)
     else:
         e = L * scale
+    gain = s.gain
+    if s.auto_exposure:
+        g = e[::4, ::4, 1].reshape(-1)
+        p99 = float(np.partition(g, int(0.99 * (g.size - 1)))[int(0.99 * (g.size - 1))]) if g.size else 0.0
+        if p99 > 0:
+            f = s.auto_exposure_target * s.full_well_e / p99
+            if f < 1.0:
+                e *= np.float32(f)
+                gain = 1.0
+            else:
+                gain = min(f, s.max_gain)
+        else:
+            gain = s.max_gain
     if s.bayer:
         e = bayer_rggb(e)
     np.minimum(e, np.float32(s.full_well_e), out=e)
@@ -105,7 +131,7 @@ def expose(L: np.ndarray, rays_cam: np.ndarray, s: SensorOptions,
         if s.shot_noise:
             var += e
         e += np.sqrt(var) * standard_normals(rng, e.shape)
-    dn = e * np.float32(s.gain * s.max_dn / s.full_well_e) + np.float32(0.5)
+    dn = e * np.float32(gain * s.max_dn / s.full_well_e) + np.float32(0.5)
     np.clip(dn, 0, s.max_dn, out=dn)
     return dn.astype(s.dtype)
 

@@ -43,6 +43,11 @@ def test_run_records_image_truth_and_camera_info(tmp_path):
     info = vision_pb2.CameraInfo.FromString(by["/camera/camera_info"].payload)
     assert len(info.k) == 9 and len(info.d) == 5 and info.distortion_model == "plumb_bob"
     assert info.position_ned_m.z > 5998
+    dets = [vision_pb2.TargetDetection.FromString(m.payload) for m in msgs
+            if m.topic == "/detector/detection"]
+    assert dets and all(d.validity.valid for d in dets)  # the starfish 2 m below
+    d = dets[-1]
+    assert d.has_position and abs(d.position_ned_m.x - 6.0) < 0.15 and abs(d.position_ned_m.y - 3.0) < 0.15
     with open(out / "recording.mcap", "rb") as f:
         channels = {c.topic for c in make_reader(f).get_summary().channels.values()}
     for port in ("image", "range", "depth", "labels", "instances"):

@@ -91,7 +91,7 @@ class CameraInfo(_message.Message):
     def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., width: _Optional[int] = ..., height: _Optional[int] = ..., k: _Optional[_Iterable[float]] = ..., distortion_model: _Optional[str] = ..., d: _Optional[_Iterable[float]] = ..., mount_position_body_m: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., mount_orientation: _Optional[_Union[_common_pb2.Quaternion, _Mapping]] = ..., position_ned_m: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., orientation: _Optional[_Union[_common_pb2.Quaternion, _Mapping]] = ..., image_seq: _Optional[int] = ...) -> None: ...
 
 class TargetDetection(_message.Message):
-    __slots__ = ("header", "validity", "target", "center_px", "area_px", "bearing_camera", "bearing_ned", "altitude_m", "has_position", "position_ned_m", "score", "image_seq", "has_truth", "true_position_ned_m")
+    __slots__ = ("header", "validity", "target", "center_px", "area_px", "bearing_camera", "bearing_ned", "altitude_m", "has_position", "position_ned_m", "score", "image_seq")
     HEADER_FIELD_NUMBER: _ClassVar[int]
     VALIDITY_FIELD_NUMBER: _ClassVar[int]
     TARGET_FIELD_NUMBER: _ClassVar[int]
@@ -104,8 +104,6 @@ class TargetDetection(_message.Message):
     POSITION_NED_M_FIELD_NUMBER: _ClassVar[int]
     SCORE_FIELD_NUMBER: _ClassVar[int]
     IMAGE_SEQ_FIELD_NUMBER: _ClassVar[int]
-    HAS_TRUTH_FIELD_NUMBER: _ClassVar[int]
-    TRUE_POSITION_NED_M_FIELD_NUMBER: _ClassVar[int]
     header: _common_pb2.Header
     validity: _common_pb2.Validity
     target: str
@@ -118,6 +116,4 @@ class TargetDetection(_message.Message):
     position_ned_m: _common_pb2.Vector3
     score: float
     image_seq: int
-    has_truth: bool
-    true_position_ned_m: _common_pb2.Vector3
-    def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., validity: _Optional[_Union[_common_pb2.Validity, _Mapping]] = ..., target: _Optional[str] = ..., center_px: _Optional[_Union[Point2, _Mapping]] = ..., area_px: _Optional[float] = ..., bearing_camera: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., bearing_ned: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., altitude_m: _Optional[float] = ..., has_position: _Optional[bool] = ..., position_ned_m: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., score: _Optional[float] = ..., image_seq: _Optional[int] = ..., has_truth: _Optional[bool] = ..., true_position_ned_m: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ...) -> None: ...
+    def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., validity: _Optional[_Union[_common_pb2.Validity, _Mapping]] = ..., target: _Optional[str] = ..., center_px: _Optional[_Union[Point2, _Mapping]] = ..., area_px: _Optional[float] = ..., bearing_camera: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., bearing_ned: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., altitude_m: _Optional[float] = ..., has_position: _Optional[bool] = ..., position_ned_m: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., score: _Optional[float] = ..., image_seq: _Optional[int] = ...) -> None: ...
