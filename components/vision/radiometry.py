@@ -199,7 +199,7 @@ def backscatter(rays: np.ndarray, C: np.ndarray, r: np.ndarray, water: WaterOpti
 def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
              lights: list[PlacedLight], reflectance: np.ndarray,
              opts: RadiometryOptions = RadiometryOptions(), engine=None) -> np.ndarray:
-    """(H, W, 3) float64 radiance at the camera (module docstring).
+    """(H, W, 3) float32 radiance at the camera (module docstring).
 
     ``rays_ned`` (H*W, 3) the unit pixel rays; ``reflectance`` (H, W, 3) the albedo of
     each pixel's surface (0 where nothing is hit); ``engine`` for shadows."""
@@ -208,15 +208,16 @@ def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
     hit = np.isfinite(r)
     C = frame.pose.C_ned
     c = water.c
-    L = np.zeros((H * W, 3))
+    L = np.zeros((H * W, 3), np.float32)
+    sel = slice(None) if hit.all() else hit  # every pixel hits: views, no gathers
     Ed_cam = water.downwelling(C[2], opts.surface_irradiance) if any(opts.surface_irradiance) \
         else np.zeros(3)
     ambient = bool(np.any(Ed_cam > 1e-30 * max(opts.surface_irradiance)))
     """Down-welling light at the camera; below 1e-30 of the surface value it is left out."""
     if hit.any():
-        X = frame.point_ned.reshape(-1, 3)[hit]
+        X = frame.point_ned.reshape(-1, 3)[sel]
         Xf = (X - C).astype(np.float32)  # camera-relative: float32 keeps mm at 6 km depth
-        nrm = frame.normal_ned.reshape(-1, 3)[hit].astype(np.float32)
+        nrm = frame.normal_ned.reshape(-1, 3)[sel].astype(np.float32)
         E = np.zeros((len(X), 3), np.float32)
         for pl in lights:
             w = Xf - (pl.position_ned - C).astype(np.float32)
@@ -241,10 +242,10 @@ def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
         if ambient:
             Ed = water.downwelling(X[:, 2], opts.surface_irradiance)
             E += (Ed * np.clip(-nrm[:, 2], 0.0, None)[:, None]).astype(np.float32)
-        rho = reflectance.reshape(-1, 3)[hit].astype(np.float32)
-        rh = r[hit].astype(np.float32)
+        rho = reflectance.reshape(-1, 3)[sel].astype(np.float32)
+        rh = r[sel].astype(np.float32)
         att = np.stack([np.exp(-np.float32(c[ch]) * rh) for ch in range(3)], axis=1)
-        L[hit] = rho * np.float32(1 / np.pi) * E * att
+        L[sel] = rho * np.float32(1 / np.pi) * E * att
     f = opts.backscatter_decimation
     if f > 1 and H >= 2 * f and W >= 2 * f:
         # on every f-th pixel (centres of f x f blocks), bilinearly interpolated back
