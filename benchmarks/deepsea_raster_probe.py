@@ -44,6 +44,7 @@ def main() -> int:
     from moonpool.components.world.scene import Scene
 
     scene = Scene.load(ROOT / "scenes/trench_floor/scene.toml")
+    engine = scene.engine()  # the BVH is built here, not in the timed cast
     ctx = moderngl.create_standalone_context(backend="egl")
     print(f"renderer: {ctx.info['GL_RENDERER']}")
     C = np.array([6.0, 3.0, float(scene.seabed_depth(6.0, 3.0)) - 2.0])
@@ -77,14 +78,16 @@ def main() -> int:
             vao.render(moderngl.TRIANGLES)
             ids = np.frombuffer(fbo.read(components=1, dtype="i4"), np.int32).reshape(h, w)[::-1]
             times.append(time.perf_counter() - t)
-        engine = scene.engine()
         rays = world_rays(cam, pose)
-        t = time.perf_counter()
-        hits = engine.cast(C, rays, 100.0)
-        t_ray = time.perf_counter() - t
+        t_rays = []
+        for _ in range(3):
+            t = time.perf_counter()
+            hits = engine.cast(C, rays, 100.0)
+            t_rays.append(time.perf_counter() - t)
+        t_ray = min(t_rays)
         agree = np.mean((ids.reshape(-1) - 1) == hits.triangle)
         print(f"{w} x {h}: raster + readback {1e3 * min(times):.1f} ms (median "
-              f"{1e3 * np.median(times):.1f}); RayEngine.cast {1e3 * t_ray:.1f} ms; same triangle "
+              f"{1e3 * np.median(times):.1f}); RayEngine.cast {1e3 * t_ray:.1f} ms (best of 3); same triangle "
               f"in {100 * agree:.1f} % of pixels")
     return 0
 
