@@ -12,8 +12,9 @@ in the volume of the view frustum between ``near_m`` and ``far_m`` (depth z = (z
 U (z_f³ - z_n³))^(1/3), pixel position uniform), radii uniform in ``radius_m``; each
 is lit by the lights like a Lambertian sphere facing the light (albedo
 ``albedo``, irradiance I S(θ) e^{-c d_l}/d_l²), attenuated by e^{-c z} to the
-camera, and drawn as a Gaussian spot of its projected radius (at least 0.7 px) in
-front of the scene (only where the particle is nearer than the surface). Draws are
+camera, and drawn as a Gaussian spot of its projected radius (at least 0.7 px) whose
+integral is the particle's projected area (a particle smaller than a pixel covers part
+of it), over the scene (only where the particle is nearer than the surface). Draws are
 keyed per frame ("snow" channel).
 """
 
@@ -142,6 +143,9 @@ class DeepSeaRenderer:
             if u0 >= u1 or v0 >= v1:
                 continue
             uu, vv = np.meshgrid(np.arange(u0, u1), np.arange(v0, v1))
-            g = np.exp(-((uu - u[i]) ** 2 + (vv - v[i]) ** 2) / (2 * sig[i] ** 2))
+            # coverage: the particle's disc area spread as a Gaussian, at most opaque
+            cover = np.pi * (fx * rad[i] / z[i]) ** 2 / (2 * np.pi * sig[i] ** 2)
+            g = np.minimum(cover * np.exp(-((uu - u[i]) ** 2 + (vv - v[i]) ** 2)
+                                          / (2 * sig[i] ** 2)), 1.0)
             g = g * (frame.range_m[v0:v1, u0:u1] > rng_z[i])
             L[v0:v1, u0:u1] = L[v0:v1, u0:u1] * (1 - g[..., None]) + g[..., None] * Lp[i]

@@ -116,3 +116,65 @@ def test_ambient_light_vanishes_at_hadal_depth():
 def test_unknown_water_type_says_did_you_mean():
     with pytest.raises(ValueError, match="did you mean .*'jerlov_IB'"):
         water_type("jerlov_Ib")
+
+
+def test_shadows_of_a_box_on_the_plane():
+    cam = CameraModel.from_fov(64, 48, 70.0)
+    v = np.array([[-50, -50, D], [50, -50, D], [50, 50, D], [-50, 50, D]], float)
+    import trimesh
+    box = trimesh.creation.box(extents=(0.4, 0.4, 0.4))
+    bv = np.asarray(box.vertices) + [0.0, 0.0, 2.0]
+    verts = np.concatenate([v, bv])
+    faces = np.concatenate([[[0, 1, 2], [0, 2, 3]], np.asarray(box.faces) + 4])
+    labels = np.r_[1, 1, np.full(len(box.faces), 2)]
+    engine = RayEngine.from_mesh(verts, faces, labels, labels)
+    pose = CameraPose.from_vehicle(CameraMount(), (0, 0, 0), (1, 0, 0, 0))
+    frame = cast_frame(engine, cam, pose, 100.0)
+    rays = world_rays(cam, pose)
+    light = SpotLight((0.0, 1.0, 0.0), (0, 0, 1), tuple(I0), 360.0, 0.0)
+    lights = place_lights([light], (0, 0, 0), np.eye(3))
+    refl = np.where(frame.hit[..., None], RHO, 0.0)
+    out = {}
+    for shadows in (False, True):
+        opts = RadiometryOptions(backscatter_decimation=1, surface_irradiance=(0, 0, 0),
+                                 shadows=shadows)
+        out[shadows] = radiance(frame, rays, water_type("none"), lights, refl, opts, engine)
+    plane = frame.label == 1
+    dark = plane & (out[True][..., 1] == 0)
+    assert not np.any(plane & (out[False][..., 1] == 0))
+    assert dark.sum() > 10
+    # independently: from the light, the box is met before each dark point, and not before lit ones
+    X = frame.point_ned[plane]
+    P = np.array([0.0, 1.0, 0.0])
+    w = X - P
+    dl = np.linalg.norm(w, axis=1)
+    blocked = engine.cast(P, w, dl).distance_m < dl - 1e-6
+    assert np.array_equal(blocked, dark[plane])
+
+
+def test_marine_snow_is_keyed_and_only_adds_spots():
+    from moonpool.components.sdk.noise import channel_key
+    from moonpool.components.vision.render import DeepSeaRenderer, MarineSnow
+    from moonpool.components.vision.sensor import frame_rng
+
+    class _Scene:  # the two parts of a world Scene the renderer uses
+        def __init__(self, engine):
+            self._e = engine
+            self.classes = {}
+
+        def engine(self):
+            return self._e
+
+    cam = CameraModel.from_fov(64, 48, 70.0)
+    engine, pose, frame = _plane_frame(cam)
+    light = SpotLight((0, 0, 0), (0, 0, 1), tuple(I0), 120.0, 1.0)
+    key = channel_key(1, "cam", "snow")
+    imgs = []
+    for count in (0, 40, 40):
+        r = DeepSeaRenderer(_Scene(engine), cam, CameraMount(), water_type("jerlov_IB"), (light,),
+                            snow=MarineSnow(count=count))
+        imgs.append(r.render((0, 0, 0), (1, 0, 0, 0), None, frame_rng(key, 3)).radiance)
+    assert np.array_equal(imgs[1], imgs[2])
+    diff = imgs[1] - imgs[0]
+    changed = np.any(np.abs(diff) > 0, axis=2)
+    assert 0 < changed.sum() <= 40 * 7 * 7  # spots, not the whole image
