@@ -268,18 +268,24 @@ def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
     return L.reshape(H, W, 3)
 
 
+_MAPS: dict = {}
+
+
 def _upsample(B: np.ndarray, rows: np.ndarray, cols: np.ndarray, H: int, W: int) -> np.ndarray:
-    """Bilinear interpolation of B (samples at ``rows`` x ``cols``) to (H, W, 3),
-    held constant beyond the outermost samples."""
-    def weights(idx, n):
-        pos = np.interp(np.arange(n), idx, np.arange(len(idx)))
-        i0 = np.minimum(np.floor(pos).astype(int), len(idx) - 2) if len(idx) > 1 else np.zeros(n, int)
-        t = (pos - i0).astype(np.float32)
-        return i0, t
-    r0, tr = weights(rows, H)
-    c0, tc = weights(cols, W)
-    top = B[r0] * (1 - tr)[:, None, None] + B[np.minimum(r0 + 1, len(rows) - 1)] * tr[:, None, None]
-    return top[:, c0] * (1 - tc)[None, :, None] + top[:, np.minimum(c0 + 1, len(cols) - 1)] * tc[None, :, None]
+    """Bilinear interpolation of B (samples at pixel ``rows`` x ``cols``) to (H, W, 3),
+    held constant beyond the outermost samples (``cv2.remap``, maps cached)."""
+    import cv2
+
+    key = (H, W, int(rows[0]), int(rows[-1]), len(rows), int(cols[0]), int(cols[-1]), len(cols))
+    maps = _MAPS.get(key)
+    if maps is None:
+        mx = np.interp(np.arange(W), cols, np.arange(len(cols))).astype(np.float32)
+        my = np.interp(np.arange(H), rows, np.arange(len(rows))).astype(np.float32)
+        maps = (np.ascontiguousarray(np.broadcast_to(mx[None, :], (H, W))),
+                np.ascontiguousarray(np.broadcast_to(my[:, None], (H, W))))
+        _MAPS[key] = maps
+    return cv2.remap(np.ascontiguousarray(B, np.float32), maps[0], maps[1], cv2.INTER_LINEAR,
+                     borderMode=cv2.BORDER_REPLICATE)
 
 
 def reflectance_image(label: np.ndarray, classes: dict) -> np.ndarray:

@@ -178,3 +178,19 @@ def test_marine_snow_is_keyed_and_only_adds_spots():
     diff = imgs[1] - imgs[0]
     changed = np.any(np.abs(diff) > 0, axis=2)
     assert 0 < changed.sum() <= 40 * 7 * 7  # spots, not the whole image
+
+
+def test_backscatter_upsampling_is_bilinear():
+    from moonpool.components.vision.radiometry import _upsample
+
+    rows, cols = np.arange(2, 48, 4), np.arange(2, 64, 4)
+    B = np.random.default_rng(0).random((len(rows), len(cols), 3)).astype(np.float32)
+    U = _upsample(B, rows, cols, 48, 64)
+    fy = np.interp(np.arange(48), rows, np.arange(len(rows)))
+    fx = np.interp(np.arange(64), cols, np.arange(len(cols)))
+    i = np.minimum(fy.astype(int), len(rows) - 2)[:, None]
+    j = np.minimum(fx.astype(int), len(cols) - 2)[None, :]
+    ty, tx = (fy[:, None] - i)[..., None], (fx[None, :] - j)[..., None]
+    ref = (B[i, j] * (1 - ty) * (1 - tx) + B[i + 1, j] * ty * (1 - tx)
+           + B[i, j + 1] * (1 - ty) * tx + B[i + 1, j + 1] * ty * tx)
+    assert np.abs(U - ref).max() < 1e-6
