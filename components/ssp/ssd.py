@@ -287,6 +287,9 @@ def read_ssp(path: Path | str) -> System:
                            fix="rename the element (letters, digits, _; not starting with a digit)")
         source = el.get("source", "")
         member = _resolve(source)
+        if member.startswith(("../", "/")) or member == "..":
+            raise SspError(f"{where}: source {source!r} points outside the archive",
+                           fix="put the FMU in the .ssp (e.g. resources/NAME.fmu)")
         if not source or member not in archive.names:
             raise SspError(f"{where}: source {source!r} is not a file in the archive",
                            fix="put the FMU in the .ssp (e.g. resources/NAME.fmu) and name it in source")
@@ -299,6 +302,13 @@ def read_ssp(path: Path | str) -> System:
         params.update(_bindings(archive, el, ""))  # names are the FMU's variables
         comps.append(SspComponent(name, member, tuple(ins), tuple(outs), params))
     by_name = {c.name: c for c in comps}
+    for key in sys_params:
+        if key.split(".", 1)[0] not in by_name or "." not in key:
+            raise SspError(f"{path}: {ssd} {_where(system)} <ParameterBindings>: parameter "
+                           f"{key!r} names no component (names are ELEMENT.VARIABLE; elements: "
+                           f"{', '.join(by_name)})",
+                           fix="prefix the parameter with its component's name, or map it "
+                               "with an .ssm ParameterMapping")
     connections: list[SspConnection] = []
     cs = _child(system, "Connections")
     for c in (cs if cs is not None else ()):
@@ -345,10 +355,14 @@ def rig_text(system: System, rig_dir: Path, fmu_dir: Path, rate_hz: int = 100) -
     """The rig file for ``system``; its FMUs are extracted to ``fmu_dir``."""
     fmu_dir.mkdir(parents=True, exist_ok=True)
     with zipfile.ZipFile(system.path) as z:
-        paths = {}
-        for c in system.components:
-            target = fmu_dir / f"{c.name}.fmu"
-            target.write_bytes(z.read(c.source))
+        paths: dict[str, str] = {}
+        sources: dict[str, str] = {}
+        for c in system.components:  # one file per FMU of the archive, shared
+            target = fmu_dir / c.source
+            if c.source not in sources.values():
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(z.read(c.source))
+            sources[c.name] = c.source
             paths[c.name] = Path(posixpath.relpath(target.resolve().as_posix(),
                                                    rig_dir.resolve().as_posix())).as_posix()
     lines = [f"# Imported from {system.path.name} (SSP {system.version or '?'}) by "
