@@ -369,12 +369,9 @@ def rig_text(system: System, rig_dir: Path, fmu_dir: Path, rate_hz: int = 100) -
              "`moonpool import ssp`.",
              f"name = {_toml(system.name)}", "",
              "[run]", f"until = \"{system.until_s}s\"", "seed = 0", ""]
+    ports = _input_ports(system)
     for c in system.components:
         feeds = [x for x in system.connections if x.start_element == c.name]
-        takes: dict[str, list[SspConnection]] = {}
-        for x in system.connections:
-            if x.end_element == c.name:
-                takes.setdefault(x.start_element, []).append(x)
         lines += [f"[components.{c.name}]", 'entry = "fmu"', f"rate_hz = {rate_hz}",
                   f"[components.{c.name}.parameters]", f"fmu = {_toml(paths[c.name])}"]
         if c.parameters:
@@ -384,16 +381,29 @@ def rig_text(system: System, rig_dir: Path, fmu_dir: Path, rate_hz: int = 100) -
             lines += [f"[components.{c.name}.parameters.outputs.out]",
                       'type = "moonpool.v1.Signals"',
                       f"fields = {_table({s: s for s in signals})}"]
-        for producer, xs in takes.items():
-            lines += [f"[components.{c.name}.parameters.inputs.from_{producer}]",
-                      'type = "moonpool.v1.Signals"',
-                      f"fields = {_table({x.start_connector: x.end_connector for x in xs})}"]
+        for (consumer, port, producer), xs in ports.items():
+            if consumer == c.name:
+                lines += [f"[components.{c.name}.parameters.inputs.{port}]",
+                          'type = "moonpool.v1.Signals"',
+                          f"fields = {_table({x.start_connector: x.end_connector for x in xs})}"]
         lines.append("")
-    done: set[tuple[str, str]] = set()
-    for x in system.connections:
-        if (x.start_element, x.end_element) in done:
-            continue
-        done.add((x.start_element, x.end_element))
-        lines += ["[[connections]]", f'from = "{x.start_element}.out"',
-                  f'to = "{x.end_element}.from_{x.start_element}"', ""]
+    for consumer, port, producer in ports:
+        lines += ["[[connections]]", f'from = "{producer}.out"', f'to = "{consumer}.{port}"', ""]
     return "\n".join(lines)
+
+
+def _input_ports(system: System) -> dict[tuple[str, str, str], list[SspConnection]]:
+    """(consumer, input port, producer) -> its connections, in document order. A port
+    maps each producer signal once: a signal feeding two inputs of one consumer goes
+    through a second port (``from_lead``, ``from_lead_2``, …)."""
+    ports: dict[tuple[str, str, str], list[SspConnection]] = {}
+    for x in system.connections:
+        n = 1
+        while True:
+            port = f"from_{x.start_element}" + (f"_{n}" if n > 1 else "")
+            xs = ports.setdefault((x.end_element, port, x.start_element), [])
+            if all(y.start_connector != x.start_connector for y in xs):
+                xs.append(x)
+                break
+            n += 1
+    return ports

@@ -160,3 +160,21 @@ def test_errors_name_the_element_and_the_fix(tmp_path):
     (tmp_path / "bad.ssp").write_text("not a zip")
     r = moonpool("import", "ssp", str(tmp_path / "bad.ssp"))
     assert r.returncode == 2 and "not an SSP archive" in r.stderr
+
+
+def test_one_signal_into_two_inputs_of_one_component(tmp_path):
+    ssd = SSD.format(version="1.0", end="tau_X").replace(
+        '<ssd:Connector name="tau_Z" kind="input">',
+        '<ssd:Connector name="tau_Y" kind="input"><ssc:Real/></ssd:Connector>'
+        '<ssd:Connector name="tau_Z" kind="input">').replace(
+        "</ssd:Connections>", '<ssd:Connection startElement="lead" startConnector="u" '
+        'endElement="follow" endConnector="tau_Y"/></ssd:Connections>')
+    ssp = _ssp(tmp_path / "fan.ssp", ssd=ssd)
+    r = moonpool("import", "ssp", str(ssp))
+    assert r.returncode == 0, r.stderr
+    rig = load_and_check(tmp_path / "fan.toml")
+    ports = {(c.source, c.target, c.target_port) for c in rig.connections}
+    assert ports == {("lead", "follow", "from_lead"), ("lead", "follow", "from_lead_2")}
+    assert rig.component("follow").parameters["inputs"]["from_lead_2"]["fields"] == {"u": "tau_Y"}
+    r = moonpool("import", "ssp", str(ssp))
+    assert r.returncode == 2 and "exists" in r.stderr  # never overwritten without --force
