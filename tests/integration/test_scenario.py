@@ -85,6 +85,15 @@ def test_same_digest_in_inproc_process_and_group_mode(tmp_path):
     result = run_rig(rig, tmp_path / "group")
     assert result.ok, result.summary["error"]
     assert digests["inproc"] == digests["process"] == result.summary["digest"]
+    # Jacobi: all in-process vs the vehicle in a child process
+    jacobi = []
+    for extra in ([], ["components.vehicle.run=process"]):
+        rig = load_and_check(path, ["run.until=8.5s", "run.plots=false", "run.record=false",
+                                    "run.algorithm=jacobi", "run.order=[]", *extra])
+        result = run_rig(rig, tmp_path / f"jacobi{len(extra)}")
+        assert result.ok, result.summary["error"]
+        jacobi.append(result.summary["digest"])
+    assert jacobi[0] == jacobi[1] != digests["inproc"]
 
 
 def test_check_lists_every_problem_with_its_line(tmp_path):
