@@ -1,7 +1,13 @@
 #!/usr/bin/env python3
-"""Steps per second of the hydrodynamics FMU through moonpool versus a bare fmpy loop.
+"""Steps per second of an FMU through moonpool versus a bare fmpy loop.
 
-``python benchmarks/fmu_step.py [--steps N] [--rate HZ] [--repeat N] [--profile]``
+``python benchmarks/fmu_step.py [--fmu hydro|trivial] [--steps N] [--rate HZ] [--repeat N] [--profile]``
+
+``--fmu trivial`` runs the same paths on a trivial FMI 3.0 co-simulation FMU built
+here from ``benchmarks/trivial_fmu/trivial.c`` with the machine's C compiler (6
+inputs, 23 outputs copying them, a doStep that only advances time; no start values),
+mapped to the same Wrench and VehicleState fields: what hosting costs when the FMU
+costs nothing. The default is the hydrodynamics FMU:
 
 Every path runs the same FMU (``fmus/build/hydrodynamics-fmi3.fmu``) with the same
 start values as ``rigs/hydro_fmu.toml``'s vehicle (BlueROV2 Heavy profile, then the
@@ -50,6 +56,88 @@ WRENCH = [40.0, 0.0, 0.0, 0.0, 0.0, 0.0]
 FMI_DIR = "/components/fmi/"
 GENERATED = "<moonpool.fmu"
 DO_STEP = ("/components/fmi/cosimulation.py", ("step", "_do_step"))
+
+
+TRIVIAL = False
+
+
+def build_trivial(d: Path) -> Path:
+    """Compile benchmarks/trivial_fmu/trivial.c into ``d/trivial.fmu`` (FMI 3.0 CS)."""
+    import subprocess
+    import zipfile
+
+    import fmpy
+    from fmpy.fmi3 import FMU3Slave
+
+    src = (ROOT / "benchmarks" / "trivial_fmu" / "trivial.c").read_text()
+    defined = {line.split("(")[0].split()[-1].lstrip("*") for line in src.splitlines()
+               if line.startswith(("int fmi3", "void *fmi3", "void fmi3"))}
+    stubs = "".join(f"int {n}(void) {{ return 3; }}\n" for n in sorted(
+        n for n in dir(FMU3Slave) if n.startswith("fmi3") and n not in defined))
+    (d / "trivial.c").write_text(src + stubs)
+    cc = shutil.which("cc") or shutil.which("gcc")
+    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", "trivial.so", "trivial.c"], cwd=d,
+                   check=True)
+    rows = ['    <Float64 name="time" valueReference="0" causality="independent" '
+            'variability="continuous"/>']
+    rows += [f'    <Float64 name="u{i}" valueReference="{i + 1}" causality="input" '
+             'variability="continuous" start="0"/>' for i in range(6)]
+    rows += [f'    <Float64 name="y{i}" valueReference="{i + 7}" causality="output" '
+             'variability="continuous"/>' for i in range(23)]
+    md = ('<?xml version="1.0" encoding="UTF-8"?>\n<fmiModelDescription fmiVersion="3.0" '
+          'modelName="trivial" instantiationToken="{moonpool-benchmark-trivial}">\n'
+          '  <CoSimulation modelIdentifier="trivial"/>\n  <ModelVariables>\n'
+          + "\n".join(rows) + "\n  </ModelVariables>\n  <ModelStructure>\n"
+          + "".join(f'    <Output valueReference="{i + 7}"/>\n' for i in range(23))
+          + "  </ModelStructure>\n</fmiModelDescription>\n")
+    path = d / "trivial.fmu"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("modelDescription.xml", md)
+        z.write(d / "trivial.so", f"binaries/{fmpy.platform_tuple}/trivial.so")
+    return path
+
+
+def use_trivial(d: Path) -> None:
+    """Point every path of the benchmark at the trivial FMU (and a rig for it)."""
+    global FMU, RIG, INS, OUTS, TRIVIAL
+    from moonpool.orchestrator.rigfile import load_and_check
+
+    hydro = load_and_check(RIG).component("vehicle").parameters
+    ins = {hydro_name: f"u{i}" for i, hydro_name in enumerate(INS)}
+    outs = {hydro_name: f"y{i}" for i, hydro_name in enumerate(OUTS)}
+    FMU, TRIVIAL = build_trivial(d), True
+    INS, OUTS = [ins[n] for n in INS], [outs[n] for n in OUTS]
+
+    def table(fields: dict, names: dict) -> str:
+        return "{ " + ", ".join(f'"{k}" = "{names[v]}"' for k, v in fields.items()) + " }"
+
+    win, sout = hydro["inputs"]["wrench"], hydro["outputs"]["state"]
+    RIG = d / "trivial_fmu.toml"
+    RIG.write_text(f"""name = "trivial_fmu"
+[run]
+until = "20s"
+algorithm = "gauss-seidel"
+order = ["thrust", "vehicle"]
+[components.thrust]
+entry = "sources.constant_wrench"
+rate_hz = 100
+[components.thrust.parameters]
+schedule = [[0.0, 40.0, 0.0, 0.0, 0.0, 0.0, 0.0]]
+[components.vehicle]
+entry = "fmu"
+rate_hz = 100
+[components.vehicle.parameters]
+fmu = "{FMU}"
+[components.vehicle.parameters.inputs.wrench]
+type = "{win['type']}"
+fields = {table(win['fields'], ins)}
+[components.vehicle.parameters.outputs.state]
+type = "{sout['type']}"
+fields = {table(sout['fields'], outs)}
+[[connections]]
+from = "thrust.wrench"
+to = "vehicle.wrench"
+""")
 
 
 def _vehicle_params() -> dict:
@@ -160,7 +248,7 @@ def _run_rig(steps: int, rate: int, alone: bool):
     sets = [f"run.until={steps / rate!r}s", "run.record=false", "run.plots=false",
             f"components.vehicle.rate_hz={rate}", f"components.thrust.rate_hz={rate}"]
     if alone:
-        sets += ["run.order=[]", f"components.vehicle.parameters.start_values.tau_X={WRENCH[0]}"]
+        sets += ["run.order=[]", f"components.vehicle.parameters.start_values.{INS[0]}={WRENCH[0]}"]
     rig = load_and_check(RIG, sets)
     if alone:
         from dataclasses import replace
@@ -214,7 +302,11 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=100, help="communication rate, Hz")
     ap.add_argument("--repeat", type=int, default=3, help="best of N")
     ap.add_argument("--profile", action="store_true", help="also split the time with cProfile")
+    ap.add_argument("--fmu", choices=("hydro", "trivial"), default="hydro",
+                    help="the hydrodynamics FMU (default) or a trivial one built here")
     a = ap.parse_args()
+    if a.fmu == "trivial":
+        use_trivial(Path(tempfile.mkdtemp(prefix="moonpool-trivial-fmu-")))
     dt = 1.0 / a.rate
     rows = [
         ("bare fmpy", min(bare(a.steps, dt) for _ in range(a.repeat))),
@@ -226,7 +318,8 @@ def main() -> None:
                                       for _ in range(a.repeat))),
     ]
     b = rows[0][1]
-    print(f"{a.steps} steps of {dt * 1e3:g} ms (FMU substep 1 ms), best of {a.repeat}")
+    what = "trivial FMU" if TRIVIAL else "hydrodynamics FMU, substep 1 ms"
+    print(f"{a.fmu}: {a.steps} steps of {dt * 1e3:g} ms ({what}), best of {a.repeat}")
     print(f"{'':24}{'steps/s':>10}{'us/step':>10}{'ratio':>8}")
     for label, wall in rows:
         print(f"{label:24}{a.steps / wall:10.0f}{wall / a.steps * 1e6:10.1f}{wall / b:8.2f}")

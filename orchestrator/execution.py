@@ -6,7 +6,8 @@ Call order::
     execution.setup()        configure every component, describe it (its configured
                              ports), check the wiring, initialize (initial outputs
                              are visible at t = 0)
-    execution.run(progress)  step until rig.run.until_ns
+    execution.run(progress)  step until rig.run.until_ns (a rig's [[scenario]] applied
+                             by the Manipulator, orchestrator/scenario.py)
     execution.shutdown(ok)   terminate (when ok) and close every adapter; collect metrics
 
 Time model (DESIGN.md "Time"): component c is stepped at its schedule's instants
@@ -75,6 +76,7 @@ from moonpool.v1 import lifecycle_pb2 as lc
 
 from .adapters.base import Adapter, Sample
 from .rig import Rig
+from .scenario import Manipulator
 
 log = logging.getLogger("moonpool.execution")
 
@@ -189,6 +191,7 @@ class Execution:
         self._waiting: set[int] = set()  # id(connection) whose reply is being waited for
         self._sweep_s = rig.run.heartbeat_interval_ns * 0.25e-9
         self._next_sweep = 0.0
+        self.manipulator: Manipulator | None = None  # the rig's [[scenario]], if any
 
     # -- setup -------------------------------------------------------------------
 
@@ -208,6 +211,9 @@ class Execution:
             s.adapter.configure(msg)
         descriptions = {s.name: s.adapter.describe() for s in self.slots}
         self._wire(descriptions)
+        if self.rig.scenarios:
+            self.manipulator = Manipulator(self.rig, descriptions, self.observer.add_topic,
+                                           {s.name: s.index for s in self.slots})
         for a in self._connections:
             a.idle = self._idle
         for s in self.slots:
@@ -488,6 +494,12 @@ class Execution:
         has_remote = bool(self._remote)
         connections = self._connections
         gather, publish, rank, need = self._gather, self._publish, self._rank, self._need
+        manipulator = self.manipulator
+        if manipulator is not None:  # scenario: overridden input fields replaced
+            plain, override = gather, manipulator.override
+
+            def gather(s: _Slot, t: int) -> dict[str, Any]:
+                return override(s.index, plain(s, t))
         hole = self._hole
         heappop, heappush = heapq.heappop, heapq.heappush
         last_progress = time.monotonic()
@@ -502,6 +514,8 @@ class Execution:
                 self.pace(t, self._prepare if has_remote else None)
             elif has_remote:
                 self._prepare()
+            if manipulator is not None:  # this tick's scenario changes, recorded first
+                manipulator.tick(t, due, self._write)
             if jacobi:
                 # Collect what this instant needs; put remote components to work (a
                 # process group's batch is sent as soon as its last due member is in

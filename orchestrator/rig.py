@@ -127,6 +127,37 @@ class PlotSpec:
 
 
 @dataclass(frozen=True)
+class ScenarioEvent:
+    """A timed change during the run (a ``[[scenario]]`` entry): from ``at_ns`` on, the
+    target holds ``value``; with ``end_ns`` it ramps linearly from ``start`` at ``at_ns``
+    to ``value`` at ``end_ns``, then holds it."""
+
+    at_ns: int
+    """When the change starts: it applies at the component's first step with t >= at."""
+    component: str
+    """The component whose parameter or input is changed."""
+    parameter: str
+    """A tunable parameter of the component (``COMPONENT.PARAMETER``), or "" for an input."""
+    port: str
+    """An input port (``COMPONENT.PORT:FIELD``), or "" for a parameter."""
+    field: str
+    """The input's message field path (``force_n.x``), or "" for a parameter."""
+    value: float | int | bool
+    """The value set (a ramp's final value)."""
+    end_ns: int | None = None
+    """A ramp's end; None for a step change."""
+    start: float | None = None
+    """A ramp's value at ``at_ns`` (its ``from``)."""
+
+    @property
+    def target(self) -> str:
+        """As the rig writes it: ``vehicle.D2_u`` or ``vehicle.wrench:force_n.x``."""
+        if self.parameter:
+            return f"{self.component}.{self.parameter}"
+        return f"{self.component}.{self.port}:{self.field}"
+
+
+@dataclass(frozen=True)
 class RunConfig:
     """The ``[run]`` table: how long, with which seed, with which algorithm."""
 
@@ -182,6 +213,8 @@ class Rig:
     """Connections between ports."""
     plots: tuple[PlotSpec, ...] = ()
     """Figures to draw in addition to the generic per-component plots."""
+    scenarios: tuple[ScenarioEvent, ...] = ()
+    """Timed changes of tunable parameters and inputs (``[[scenario]]``), in file order."""
     description: str = ""
     """Free text from the rig's ``description`` key."""
     source_text: str = ""

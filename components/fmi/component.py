@@ -40,6 +40,7 @@ naming the FMU file, the FMI function and the FMU's last log messages.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..sdk.component import Component, Port
@@ -68,6 +69,23 @@ class FmuComponent(Component):
     def ports_for(cls, params: FmuParameters) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
         p = plan(params)
         return (tuple(pp.port for pp in p.inputs), tuple(pp.port for pp in p.outputs))
+
+    @classmethod
+    def tunable_for(cls, params: FmuParameters) -> tuple[str, ...]:
+        """The FMU's parameters of variability ``tunable`` (a [[scenario]] may set them)."""
+        from .model import read_model
+
+        model = read_model(Path(params.fmu), params.fmi_type)
+        return tuple(v.name for v in model.variables.values()
+                     if v.causality == "parameter" and v.variability == "tunable")
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Set a tunable parameter between two steps (the next doStep uses it)."""
+        var = self.plan.model.variables[name]
+        if var.type == "Boolean" and not isinstance(value, bool):
+            value = bool(value)
+        self._fmu.call(StepFailed, f"set tunable parameter {name} = {value!r}", self._fmu.set,
+                       [var], [value])
 
     # -- lifecycle
 

@@ -7,6 +7,8 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
                                         the ports of this instance; see ``ports_for``)
     configure(params)                   once: params is the validated Parameters instance
     initialize(start_time_ns)           once: may return initial outputs (valid at start)
+    set_parameter(name, value)          between steps, only for ``tunable`` parameters
+                                        (a rig's [[scenario]]); before the step it affects
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
     terminate()                         once, also after a failure: may return metrics
 
@@ -107,6 +109,9 @@ class Component:
     """Output ports."""
     Parameters: ClassVar[type] = NoParameters
     """Frozen dataclass of parameters."""
+    tunable: ClassVar[tuple[str, ...]] = ()
+    """Names of the parameters that may change between steps (a rig's ``[[scenario]]``
+    sets them through :meth:`set_parameter`); see :meth:`tunable_for`."""
 
     # Set by the host before configure().
     name: str = ""
@@ -123,6 +128,22 @@ class Component:
         ``moonpool check`` too.
         """
         return tuple(cls.inputs), tuple(cls.outputs)
+
+    @classmethod
+    def tunable_for(cls, params: Any) -> tuple[str, ...]:
+        """The tunable parameters of an instance configured with ``params``.
+
+        Default: the class attribute ``tunable``. Override when they depend on the
+        parameters (an FMU's tunable parameters come from its model description).
+        Must not start anything: it runs in ``moonpool check`` too.
+        """
+        return tuple(cls.tunable)
+
+    def set_parameter(self, name: str, value: Any) -> None:
+        """Between two steps (after initialize): set the tunable parameter ``name``
+        (one of :meth:`tunable_for`) to ``value``; the next step uses it."""
+        raise NotImplementedError(f"{type(self).__name__} declares tunable parameters "
+                                  "but does not implement set_parameter()")
 
     def configure(self, params: Any) -> None:
         """Take the validated parameters; allocate what the run needs."""

@@ -7,7 +7,9 @@ Call order (enforced; anything else raises LifecycleError)::
                                      instance's ports (Component.ports_for)
     configure(Configure)             CREATED -> CONFIGURED
     initialize(start_time_ns)        CONFIGURED -> INITIALIZED; returns initial outputs
-    step(t_ns, dt_ns, inputs)        INITIALIZED, t increasing; returns outputs
+    step(t_ns, dt_ns, inputs[, parameters])
+                                     INITIALIZED, t increasing; returns outputs; the
+                                     tunable ``parameters`` (name, value) are set first
     terminate()                      any state -> TERMINATED (idempotent); returns metrics
 
 A component that raises moves the host to FAILED: only describe and terminate are
@@ -20,7 +22,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -84,6 +86,8 @@ class ComponentHost:
         self.name = cls.kind()
         self._last_end_ns: int | None = None
         self.metrics: dict[str, float] = {}
+        self.tunable: tuple[str, ...] = ()
+        """The instance's tunable parameters (Component.tunable_for), once configured."""
 
     # -- lifecycle -------------------------------------------------------------
 
@@ -100,7 +104,9 @@ class ComponentHost:
     def describe(self) -> lc.Description:
         if not self._configured_ports:
             return wire.describe_class(type(self.component))
-        return wire.describe_class(type(self.component), self.inputs, self.outputs)
+        desc = wire.describe_class(type(self.component), self.inputs, self.outputs)
+        desc.tunable_parameters.extend(self.tunable)
+        return desc
 
     def configure(self, msg: lc.Configure) -> None:
         self._require(CREATED, "configure")
@@ -115,6 +121,7 @@ class ComponentHost:
         # Ports that depend on the parameters: the class hook first, then whatever
         # configure sets on the instance.
         inputs, outputs = self._call("configure", cls.ports_for, params)
+        self.tunable = tuple(self._call("configure", cls.tunable_for, params))
         self.component.inputs = tuple(inputs)
         self.component.outputs = tuple(outputs)
         self._call("configure", self.component.configure, params)
@@ -134,9 +141,12 @@ class ComponentHost:
         self._last_end_ns = int(start_time_ns)
         return outputs
 
-    def step(self, t_ns: int, dt_ns: int, inputs: Mapping[str, Any]) -> list[Output]:
+    def step(self, t_ns: int, dt_ns: int, inputs: Mapping[str, Any],
+             parameters: Sequence[tuple[str, Any]] = ()) -> list[Output]:
         if self.state != INITIALIZED:
             self._require(INITIALIZED, "step")
+        if parameters:
+            self.set_parameters(parameters, t_ns)
         if dt_ns <= 0:
             raise LifecycleError(
                 f"step size must be positive, got {dt_ns} ns", component=self.name,
@@ -158,6 +168,19 @@ class ComponentHost:
         outputs = self._collect(result, "step")
         self._last_end_ns = t_ns + dt_ns
         return outputs
+
+    def set_parameters(self, parameters: Sequence[tuple[str, Any]], t_ns: int) -> None:
+        """Set tunable parameters before the step at ``t_ns``; ParameterError naming the
+        parameter if it is not tunable (the component is then FAILED)."""
+        for name, value in parameters:
+            if name not in self.tunable:
+                self.state = FAILED
+                raise ParameterError(
+                    f"parameter '{name}' is not tunable (tunable: "
+                    f"{', '.join(self.tunable) or 'none'})", component=self.name,
+                    fix="change only tunable parameters during a run (a rig's [[scenario]])")
+            self._call(f"set_parameter({name}) at t={t_ns} ns", self.component.set_parameter,
+                       name, value)
 
     def terminate(self) -> dict[str, float]:
         if self.state == TERMINATED:

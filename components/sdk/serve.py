@@ -336,6 +336,9 @@ class Server:
         inputs = host.decode_inputs(s.inputs, frames_in)
         t_ns = s.time_ns
         t0 = time.perf_counter_ns()
+        if s.parameters:  # a scenario's tunable parameters (protocol.md §5)
+            host.set_parameters([(p.name, wire.from_parameter_value(p.value))
+                                 for p in s.parameters], t_ns)
         outputs = host.step(t_ns, s.step_ns, inputs)
         compute_ns = time.perf_counter_ns() - t0
         if t_ns != self._time[0]:  # the members of a batch share it

@@ -5,7 +5,8 @@ Call order (one execution; the execution never deviates from it)::
     configure(Configure)
     describe()                         -> Description (the configured ports, parameters)
     initialize(start_time_ns)          -> initial samples (visible at the start time)
-    ( start_step(t, dt, inputs)        send / begin (or queue) the step
+    ( [set_parameters(values)]         tunable parameters for the next step (scenarios)
+      start_step(t, dt, inputs)        send / begin (or queue) the step
       flush()                          send what was queued (process groups)
       finish_step()                    -> samples produced by the step ) *
     keepalive(now)                     between calls: heartbeat if idle (remote only)
@@ -71,6 +72,19 @@ class Adapter:
     """Base of the adapters (see the module docstring for the call order)."""
 
     placement = "inproc"
+    next_parameters: tuple[tuple[str, Any], ...] = ()
+    """Tunable parameters (name, value) the next start_step sends, then clears."""
+
+    def set_parameters(self, values: tuple[tuple[str, Any], ...]) -> None:
+        """Set these tunable parameters before the next step (a rig's [[scenario]])."""
+        self.next_parameters = tuple(values)
+
+    def take_parameters(self) -> tuple[tuple[str, Any], ...]:
+        """The parameters for the step being started (and clear them)."""
+        values = self.next_parameters
+        if values:
+            self.next_parameters = ()
+        return values
 
     def __init__(self, name: str) -> None:
         self.name = name

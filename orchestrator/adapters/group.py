@@ -68,14 +68,14 @@ class ProcessGroup:
         return f"group {self.name} [{', '.join(self.members)}]"
 
     def queue(self, member: str, t_ns: int, dt_ns: int, inputs: dict[str, Any],
-              timeout_s: float) -> None:
+              timeout_s: float, parameters: tuple[tuple[str, Any], ...] = ()) -> None:
         if self._batch is None:
             self._batch = []
             self._order = []
             self._frames = []
             self._results = None
             self._timeout_s = 0.0
-        step = self.conn.encoder.step(t_ns, dt_ns, inputs, self._frames)
+        step = self.conn.encoder.step(t_ns, dt_ns, inputs, self._frames, parameters)
         instance = self._instance_field.get(member) or string_field(K_ITEM, member)
         item = b"".join((instance, K_ITEM_BODY, varint(len(step)), step))
         self._order.append(member)
@@ -189,7 +189,8 @@ class GroupMember(Adapter):
         return self.conn._samples(reply.initialized.outputs, frames)
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
-        self.group.queue(self.name, t_ns, dt_ns, inputs, self.step_timeout_s)
+        self.group.queue(self.name, t_ns, dt_ns, inputs, self.step_timeout_s,
+                         self.take_parameters())
 
     def flush(self) -> None:
         try:

@@ -81,11 +81,11 @@ class InProcessAdapter(Adapter):
         return to_samples(self.host.initialize(start_time_ns))
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
-        self._pending = (t_ns, dt_ns, inputs)
+        self._pending = (t_ns, dt_ns, inputs, self.take_parameters())
 
     def finish_step(self) -> list[Sample]:
         assert self._pending is not None, "finish_step without start_step"
-        t_ns, dt_ns, inputs = self._pending
+        t_ns, dt_ns, inputs, parameters = self._pending
         self._pending = None
         decoded: dict[str, Any] = {}
         for port, value in inputs.items():
@@ -100,7 +100,7 @@ class InProcessAdapter(Adapter):
             _install_alarm()
             signal.setitimer(signal.ITIMER_REAL, self.step_timeout_s)
         try:
-            outputs = self.host.step(t_ns, dt_ns, decoded)
+            outputs = self.host.step(t_ns, dt_ns, decoded, parameters)
         except _Alarm as exc:
             self.host.state = lc.COMPONENT_STATE_FAILED
             self.failed = True

@@ -24,7 +24,15 @@ from typing import Any
 import zmq
 
 from moonpool.components.sdk import wire
-from moonpool.components.sdk.wire import K_INPUT, K_STEP, K_STEP_NS, K_TIME, port_value, varint
+from moonpool.components.sdk.wire import (
+    K_INPUT,
+    K_PARAMETER,
+    K_STEP,
+    K_STEP_NS,
+    K_TIME,
+    port_value,
+    varint,
+)
 from moonpool.components.sdk.errors import (
     AuthenticationFailed,
     ConnectionLost,
@@ -63,8 +71,10 @@ class StepEncoder:
         self._t = self._dt = None
         self._t_field = self._dt_field = b""
 
-    def step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any], frames: list) -> bytes:
-        """An encoded Step; attachments are appended to ``frames`` (numbered from 1)."""
+    def step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any], frames: list,
+             parameters: tuple[tuple[str, Any], ...] = ()) -> bytes:
+        """An encoded Step; attachments are appended to ``frames`` (numbered from 1);
+        ``parameters``: tunable parameters to set first (Step.parameters, field 4)."""
         if t_ns != self._t:
             self._t, self._t_field = t_ns, (K_TIME + varint(t_ns)) if t_ns else b""
         if dt_ns != self._dt:
@@ -83,6 +93,10 @@ class StepEncoder:
                     frames.append(s.attachment)
                     pv = port_value(known[1], s.payload, len(frames))
                 parts += (K_INPUT, varint(len(pv)), pv)
+        for name, value in parameters:
+            named = lc.NamedParameter(name=name, value=wire.to_parameter_value(value))
+            data = named.SerializeToString(deterministic=True)
+            parts += (K_PARAMETER, varint(len(data)), data)
         return b"".join(parts)
 
 
@@ -465,7 +479,7 @@ class RemoteAdapter(Adapter):
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
         frames: list[Any] = []
-        step = self.encoder.step(t_ns, dt_ns, inputs, frames)
+        step = self.encoder.step(t_ns, dt_ns, inputs, frames, self.take_parameters())
         self.send_encoded("step", K_STEP, step, self.step_timeout_s, frames)
         self._t_sent = time.perf_counter_ns()
 

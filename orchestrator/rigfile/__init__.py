@@ -34,6 +34,7 @@ The pieces, in the order a rig goes through them:
                            ``run = "replay"`` (the recording) add
 ``connections_section``    ``[[connections]]``
 ``plots_section``          ``[[plots]]``
+``scenario_section``       ``[[scenario]]``: timed changes of tunable parameters and inputs
 ``deep``                   the checks that load component classes: parameters, ports,
                            connections, plots
 ``fields``                 plotted field paths against protobuf descriptors
@@ -98,7 +99,8 @@ def load_and_check(path: str | Path, overrides: Sequence[str] = (), **kw: Any) -
     """
     parsed = parse(path, overrides, **kw)
     report = Report(str(path), parsed.rig.source_text, parsed.report.overridden)
-    deep = deep_check(parsed.rig, report, parsed.connection_keys, parsed.plot_keys)
+    deep = deep_check(parsed.rig, report, parsed.connection_keys, parsed.plot_keys,
+                      parsed.scenario_keys)
     problems = unique([*parsed.problems, *deep])
     if problems:
         raise RigValidationError(problems)

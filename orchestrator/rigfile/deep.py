@@ -26,6 +26,7 @@ from ..rig import ComponentConfig, ConnectionConfig, PlotSpec, Rig
 from .connections_section import inputs_connected_twice
 from .fields import field_problem
 from .report import Report, did_you_mean
+from .scenario_section import check_targets
 
 
 def deep_check(
@@ -33,17 +34,24 @@ def deep_check(
     report: Report,
     connection_keys: Sequence[str] | None = None,
     plot_keys: Sequence[str] | None = None,
+    scenario_keys: Sequence[str] | None = None,
 ) -> list[Problem]:
     """Problems found with the component classes loaded; appended to ``report``."""
+    if scenario_keys is None:
+        scenario_keys = [f"scenario[{i}]" for i in range(len(rig.scenarios))]
     if connection_keys is None:
         connection_keys = [f"connections[{i}]" for i in range(len(rig.connections))]
     if plot_keys is None:
         plot_keys = [f"plots[{i}]" for i in range(len(rig.plots))]
     start = len(report.problems)
     classes = _load_classes(rig, report)
+    tunable: dict[str, tuple[str, ...]] = {}
+    scenario_targets = {ev.component for ev in rig.scenarios if ev.parameter}
     for comp in rig.components:
         if comp.name in classes and comp.placement != "replay":
             params = _check_parameters(report, comp, classes[comp.name].cls)
+            if comp.name in scenario_targets and params is not None:
+                tunable[comp.name] = _tunable(report, comp, classes[comp.name].cls, params)
             ports = _ports(report, comp, classes[comp.name], params)
             if ports is None:
                 del classes[comp.name]  # its ports are unknown: skip checks that need them
@@ -58,6 +66,7 @@ def deep_check(
     inputs_connected_twice(report, rig.connections, connection_keys)
     for plot, key in zip(rig.plots, plot_keys):
         _check_plot(report, plot, key, classes)
+    check_targets(report, rig, scenario_keys, classes, tunable)
     for i, ref in enumerate(rig.run.record_exclude):
         component, _, port = ref.partition(".")
         if component in classes:
@@ -154,6 +163,18 @@ def _replay_ports(rig: Rig, comp: ComponentConfig, report: Report) -> _Loaded | 
 
 
 # -- parameters
+
+
+def _tunable(report: Report, comp: ComponentConfig, cls: type[Component],
+             params: Any) -> tuple[str, ...]:
+    """The component's tunable parameters (``Component.tunable_for``)."""
+    try:
+        return tuple(cls.tunable_for(params))
+    except Exception as exc:  # noqa: BLE001 - reported, not raised
+        if comp.placement != "remote":
+            report.add(f"components.{comp.name}", f"{comp.entry}.tunable_for failed: "
+                       f"{type(exc).__name__}: {exc}")
+        return ()
 
 
 def _check_parameters(report: Report, comp: ComponentConfig, cls: type[Component]) -> Any:

@@ -21,6 +21,7 @@ from .plots_section import plots
 from .reading import apply_overrides, overrides_note, parse_toml, read_text
 from .report import Report
 from .run_section import run_config
+from .scenario_section import scenarios
 from .vocabulary import TOP
 
 
@@ -33,6 +34,7 @@ class Parsed:
     report: Report
     connection_keys: tuple[str, ...]
     plot_keys: tuple[str, ...]
+    scenario_keys: tuple[str, ...] = ()
 
     @property
     def problems(self) -> list[Problem]:
@@ -65,6 +67,7 @@ def parse(
     conns, connection_keys = connections(report, data.get("connections"), declared)
     figures, plot_keys = plots(report, data.get("plots"), declared)
     inputs_connected_twice(report, conns, connection_keys)
+    changes, scenario_keys = scenarios(report, data.get("scenario"), declared)
 
     rig = Rig(
         path=Path(path),
@@ -73,7 +76,8 @@ def parse(
         components=tuple(comps),
         connections=tuple(conns),
         plots=tuple(figures),
+        scenarios=tuple(changes),
         description=description or "",
         source_text=text + overrides_note(overrides, until_s, seed, mode, realtime),
     )
-    return Parsed(rig, report, tuple(connection_keys), tuple(plot_keys))
+    return Parsed(rig, report, tuple(connection_keys), tuple(plot_keys), tuple(scenario_keys))

@@ -257,6 +257,26 @@ PLOT = Table("[[plots]]", "An extra figure drawn after the run.", (
     Key("ylabel", STRING, "Y axis label, with its unit.", ""),
 ))
 
+SCENARIO_TARGET: Mapping[str, Any] = {
+    "type": "string",
+    "pattern": rf"^[^.:]+\.(?:[A-Za-z_][A-Za-z0-9_]*|[^.:]+:[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*)$",
+}
+"""``COMPONENT.PARAMETER`` (a tunable parameter) or ``COMPONENT.PORT:FIELD`` (an input)."""
+SCENARIO_VALUE: Mapping[str, Any] = {"anyOf": [{"type": "number"}, {"type": "boolean"}]}
+
+SCENARIO = Table("[[scenario]]", "A timed change of a tunable parameter or an input "
+                 "during the run (docs/rigs.md#scenarios).", (
+    Key("at", duration(positive=False), "When: the change applies at the component's "
+        "first step at or after this time.", required=True),
+    Key("set", SCENARIO_TARGET, "What: COMPONENT.PARAMETER (a tunable parameter, e.g. "
+        "an FMU's) or COMPONENT.PORT:FIELD (a numeric field of an input, overridden from "
+        "then on).", required=True),
+    Key("value", SCENARIO_VALUE, "The value set (a ramp's final value).", required=True),
+    Key("end", duration(positive=False), "Ramp: reach value at this time (after at), "
+        "linearly from 'from'."),
+    Key("from", {"type": "number"}, "Ramp: the value at 'at' (required with end)."),
+))
+
 TOP = Table("the top level", "A moonpool rig file (docs/rigs.md).", (
     Key("name", TEXT, "Name of the rig, used for the output folder (default: the file "
         "name without .toml)."),
@@ -267,6 +287,8 @@ TOP = Table("the top level", "A moonpool rig file (docs/rigs.md).", (
     Key("connections", {}, "One [[connections]] per connection.", table=CONNECTION,
         shape="array"),
     Key("plots", {}, "One [[plots]] per extra figure.", table=PLOT, shape="array"),
+    Key("scenario", {}, "One [[scenario]] per timed change of a parameter or input.",
+        table=SCENARIO, shape="array"),
 ))
 
 TOP_KEYS = TOP.names

@@ -18,7 +18,7 @@ from moonpool.components.sdk.errors import RigValidationError
 from moonpool.orchestrator.rig import ComponentConfig, RunConfig, Schedule
 from moonpool.orchestrator.rigfile import load_rig
 from moonpool.orchestrator.rigfile.schema import COMMAND, render, rig_schema
-from moonpool.orchestrator.rigfile.vocabulary import COMPONENT, CONNECTION, PLOT, RUN, TOP
+from moonpool.orchestrator.rigfile.vocabulary import COMPONENT, CONNECTION, PLOT, RUN, SCENARIO, TOP
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_FILE = ROOT / "docs" / "rig.schema.json"
@@ -171,7 +171,7 @@ def test_the_vocabulary_defaults_are_the_rig_defaults(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("heading, table", [
     ("Top level", TOP), ("`[run]`", RUN), ("`[components.NAME]`", COMPONENT),
-    ("`[[connections]]`", CONNECTION), ("`[[plots]]`", PLOT),
+    ("`[[connections]]`", CONNECTION), ("`[[plots]]`", PLOT), ("`[[scenario]]`", SCENARIO),
 ])
 def test_docs_list_every_key_of_the_vocabulary(heading: str, table) -> None:
     text = (ROOT / "docs" / "rigs.md").read_text(encoding="utf-8")

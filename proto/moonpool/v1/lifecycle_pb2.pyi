@@ -201,7 +201,7 @@ class NamedParameter(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[_Union[ParameterValue, _Mapping]] = ...) -> None: ...
 
 class Description(_message.Message):
-    __slots__ = ("kind", "description", "inputs", "outputs", "parameters", "protocol_version", "extra_schemas")
+    __slots__ = ("kind", "description", "inputs", "outputs", "parameters", "protocol_version", "extra_schemas", "tunable_parameters")
     KIND_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +209,7 @@ class Description(_message.Message):
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     EXTRA_SCHEMAS_FIELD_NUMBER: _ClassVar[int]
+    TUNABLE_PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     kind: str
     description: str
     inputs: _containers.RepeatedCompositeFieldContainer[PortSpec]
@@ -216,7 +217,8 @@ class Description(_message.Message):
     parameters: _containers.RepeatedCompositeFieldContainer[ParameterSpec]
     protocol_version: int
     extra_schemas: bytes
-    def __init__(self, kind: _Optional[str] = ..., description: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[ParameterSpec, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., extra_schemas: _Optional[bytes] = ...) -> None: ...
+    tunable_parameters: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, kind: _Optional[str] = ..., description: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[ParameterSpec, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., extra_schemas: _Optional[bytes] = ..., tunable_parameters: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class Configure(_message.Message):
     __slots__ = ("instance_name", "seed", "parameters", "period_ns", "peer_timeout_ns")
@@ -251,14 +253,16 @@ class PortValue(_message.Message):
     def __init__(self, port: _Optional[str] = ..., type: _Optional[str] = ..., payload: _Optional[bytes] = ..., attachment: _Optional[int] = ...) -> None: ...
 
 class Step(_message.Message):
-    __slots__ = ("time_ns", "step_ns", "inputs")
+    __slots__ = ("time_ns", "step_ns", "inputs", "parameters")
     TIME_NS_FIELD_NUMBER: _ClassVar[int]
     STEP_NS_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
+    PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     time_ns: int
     step_ns: int
     inputs: _containers.RepeatedCompositeFieldContainer[PortValue]
-    def __init__(self, time_ns: _Optional[int] = ..., step_ns: _Optional[int] = ..., inputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ...) -> None: ...
+    parameters: _containers.RepeatedCompositeFieldContainer[NamedParameter]
+    def __init__(self, time_ns: _Optional[int] = ..., step_ns: _Optional[int] = ..., inputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[NamedParameter, _Mapping]]] = ...) -> None: ...
 
 class StepBatch(_message.Message):
     __slots__ = ("steps",)
