@@ -38,6 +38,31 @@ def load_scene(path: str, component: str):
     return Scene.load(p)
 
 
+def check_scene_parameters(params: Any, needs_scene: str = "") -> None:
+    """Called from a sensor's ``Parameters.__post_init__`` (so ``moonpool check`` reports
+    it without starting anything): the ``scene`` file exists and is a good scene file
+    (``validate_scene``: every problem listed), ``scene`` and a ``water`` table are not
+    both given, and a sensor that ``needs_scene`` (the reason, e.g. "it casts against
+    bodies") has one. Raises ParameterError listing every problem with its fix."""
+    from ..world.scenefile import validate_scene
+
+    problems: list[str] = []
+    scene = getattr(params, "scene", None)
+    if scene:
+        problems += [f"scene {p}" for p in validate_scene(scene)]
+        if getattr(params, "water", None):
+            problems.append("both `scene` and a `water` table are given (two water columns); "
+                            "drop `water`: the scene's water column is used")
+    elif needs_scene:
+        problems.append(f"no `scene` given but {needs_scene}; give `scene = \"path/to/scene.toml\"` "
+                        "(a scene file, relative to the rig file's folder; docs/world.md)")
+    if problems:
+        lines = "\n".join(f"      * {p}" for p in problems)
+        n = len(problems)
+        raise ParameterError(f"{n} problem{'s' if n != 1 else ''} with the scene:\n{lines}",
+                             fix="correct the scene file or the sensor's `scene` parameter")
+
+
 class FlatSeabed:
     """A horizontal seabed at depth D behind the ray engine's ``cast`` interface.
 

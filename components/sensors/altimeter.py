@@ -220,6 +220,11 @@ class AltimeterSensor(SensorComponent):
                                                  "looks along the sensor z axis", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = AltimeterParams(
             params.beam_width_deg, params.cone_rings, params.cone_azimuths, params.min_range_m,

@@ -377,6 +377,11 @@ class MultibeamSensor(SensorComponent):
                                                  "lies in the sensor y-z plane", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = MultibeamParams(
             params.beam_count, params.swath_deg, params.min_range_m, params.max_range_m,

@@ -210,6 +210,11 @@ class SideScanSensor(SensorComponent):
                                                  "track", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         names = [f for f in SideScanParams.__dataclass_fields__]
         self.sensor_params = SideScanParams(**{f: getattr(params, f) for f in names})
