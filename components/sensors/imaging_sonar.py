@@ -32,6 +32,14 @@ own key-determined draw.
 
 Truth per cell: the noise-free intensity and the class id of its strongest contribution.
 Refused above the surface (ABOVE_SURFACE).
+
+**Image.** Beside the ``sonar`` message the component publishes the ping as an image
+(``image``: an ``ImageHeader``, ``mono8``, the pixels attached as a raw frame, like the
+camera's; Foxglove shows it with ``run.foxglove_images``): one column per beam (port
+on the left), one row per range bin with the far range at the top, the level
+255 · (10 log10(I / I_max) + D) / D clipped to [0, 255], with I_max the ping's
+strongest cell and D = ``image_dynamic_range_db`` (``sonar_image_pixels``). A refused
+ping is an all-zero image.
 """
 
 from __future__ import annotations
@@ -43,9 +51,10 @@ from typing import Any
 
 import numpy as np
 
-from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
+from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2, vision_pb2
 
-from ..sdk.component import Port, param
+from ..sdk.component import Attached, Port, param
+from ..sdk.errors import ParameterError
 from ..sdk.noise import KeyedNoise
 from .acoustic import WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
@@ -250,6 +259,19 @@ def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndar
     return clean, label
 
 
+def sonar_image_pixels(intensity: np.ndarray, dynamic_range_db: float) -> np.ndarray:
+    """(range_bins, beams) intensities -> uint8 image, far range in row 0: the level
+    255 · (10 log10(I / I_max) + D) / D clipped to [0, 255] (all 0 when I_max <= 0)."""
+    img = np.zeros(intensity.shape, dtype=np.uint8)
+    top = float(np.max(intensity)) if intensity.size else 0.0
+    if top > 0:
+        with np.errstate(divide="ignore"):
+            db = 10.0 * np.log10(np.maximum(intensity, 0.0) / top)
+        img = np.clip(np.rint(255.0 * (db + dynamic_range_db) / dynamic_range_db), 0,
+                      255).astype(np.uint8)
+    return np.ascontiguousarray(img[::-1])
+
+
 def speckle_and_noise(noise: KeyedNoise, k: int, clean: np.ndarray, speckle: bool,
                       noise_floor: float) -> np.ndarray:
     """clean × S + N0 E with S, E exponential(1): keyed blocks k·Q .. k·Q + Q - 1 of the
@@ -272,7 +294,9 @@ class ImagingSonarSensor(SensorComponent):
     floor; truth per cell (noise-free intensity, class id)."""
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
-    outputs = (Port("sonar", acoustics_pb2.ImagingSonar, "range x bearing intensity image"),)
+    outputs = (Port("sonar", acoustics_pb2.ImagingSonar, "range x bearing intensity image"),
+               Port("image", vision_pb2.ImageHeader, "the ping as a mono8 image (beams across, "
+                    "far range at the top), pixels attached"))
     output_port = "sonar"
 
     @dataclass(frozen=True, kw_only=True)
@@ -308,8 +332,19 @@ class ImagingSonarSensor(SensorComponent):
                                                  "sensor axes relative to the body (ZYX); x is "
                                                  "the boresight", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
+        image_dynamic_range_db: float = param(60.0, "levels shown in the image: 0 at the "
+                                                    "ping's strongest cell minus this", unit="dB")
+
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            if not self.image_dynamic_range_db > 0:
+                raise ParameterError("image_dynamic_range_db must be > 0",
+                                     fix="give the image's dynamic range in dB, e.g. 60")
+            check_scene_parameters(self)
 
     def configure(self, params: Parameters) -> None:
+        self.dynamic_range_db = params.image_dynamic_range_db
         names = [f for f in ImagingSonarParams.__dataclass_fields__]
         self.sensor_params = ImagingSonarParams(**{f: getattr(params, f) for f in names})
         self.mount = configure_common(self, self.sensor_params, params)
@@ -327,3 +362,24 @@ class ImagingSonarSensor(SensorComponent):
             return msg
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(msg)
+
+    def step(self, t_ns, dt_ns, inputs):
+        """As SensorComponent's, plus the ``image`` of the same ping (same stamp)."""
+        k, self.k = self.k, self.k + 1
+        msg = self.measure(k, t_ns, inputs)
+        p = self.sensor_params
+        if msg.validity.valid:
+            inten = np.asarray(msg.intensity, dtype=np.float64).reshape(p.range_bins,
+                                                                        p.beam_count)
+            pixels = sonar_image_pixels(inten, self.dynamic_range_db)
+        else:
+            pixels = np.zeros((p.range_bins, p.beam_count), dtype=np.uint8)
+        header = vision_pb2.ImageHeader(header=msg.header, width=p.beam_count,
+                                        height=p.range_bins, encoding="mono8",
+                                        step_bytes=p.beam_count)
+        self.latency.push(t_ns, (msg, Attached(header, pixels.tobytes())))
+        ready = self.latency.pop_ready(t_ns)
+        if not ready:
+            return None
+        sonar, image = ready[-1]
+        return {"sonar": sonar, "image": image}
