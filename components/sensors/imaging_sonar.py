@@ -56,7 +56,7 @@ from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2, vision_pb2
 from ..sdk.component import Attached, Port, param
 from ..sdk.errors import ParameterError
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, configure_common, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
 from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
 
@@ -288,7 +288,7 @@ def speckle_and_noise(noise: KeyedNoise, k: int, clean: np.ndarray, speckle: boo
     return img
 
 
-class ImagingSonarSensor(SensorComponent):
+class ImagingSonarSensor(SeesBodies, SensorComponent):
     """Forward-looking imaging sonar: a range × bearing intensity image of the scene
     (or a flat seabed) with beam patterns, time-varied gain, Rayleigh speckle and a noise
     floor; truth per cell (noise-free intensity, class id)."""
@@ -305,6 +305,7 @@ class ImagingSonarSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC + " (unused: no refraction)")
+        bodies: dict = param({}, BODIES_DOC)
         beam_count: int = param(96, "number of beams")
         fov_azimuth_deg: float = param(90.0, "horizontal field of view", unit="deg")
         aperture_elevation_deg: float = param(20.0, "vertical aperture (-3 dB one-way)",
@@ -353,6 +354,7 @@ class ImagingSonarSensor(SensorComponent):
               if env.scene is not None else {})
         self.model = ImagingSonarModel(self.sensor_params, env.engine, bs, self.mount,
                                        self.seed, self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.ImagingSonar(header=self.header(t_ns, self.name))
@@ -360,6 +362,7 @@ class ImagingSonarSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(msg)
 

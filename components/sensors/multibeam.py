@@ -40,7 +40,7 @@ from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, configure_common, draw, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, draw, surroundings
 from ..sdk.frames import rot_from_quat
 from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
 from .sound_rays import arc_curvature, arc_points, arc_time, launch_geometry
@@ -339,7 +339,7 @@ class MultibeamModel:
                               depth, p)
 
 
-class MultibeamSensor(SensorComponent):
+class MultibeamSensor(SeesBodies, SensorComponent):
     """Multibeam echosounder: a fan of beams across track traced as circular arcs
     through a constant-gradient sound-speed profile against the scene (or a flat
     seabed); travel-time ranges with the nominal sound speed, keyed noise, per-beam
@@ -355,6 +355,7 @@ class MultibeamSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC + " (used when sound_speed_mps = 0)")
+        bodies: dict = param({}, BODIES_DOC)
         beam_count: int = param(128, "number of beams")
         swath_deg: float = param(120.0, "full swath angle across track", unit="deg")
         min_range_m: float = param(0.5, "shortest measurable range", unit="m")
@@ -392,6 +393,7 @@ class MultibeamSensor(SensorComponent):
         env = surroundings(params.scene, params.seabed_depth_m, params.water, self.name)
         self.model = MultibeamModel(self.sensor_params, env.engine, env.water, self.mount,
                                     self.seed, self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.Multibeam(header=self.header(t_ns, self.name))
@@ -399,5 +401,6 @@ class MultibeamSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(0, msg)

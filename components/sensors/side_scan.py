@@ -29,7 +29,7 @@ from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, configure_common, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
 from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
 from .imaging_sonar import echo_image, speckle_and_noise
@@ -166,7 +166,7 @@ class SideScanModel:
         return SideScanPing(k, reason, img, clean, label, float(p_s[2]), p)
 
 
-class SideScanSensor(SensorComponent):
+class SideScanSensor(SeesBodies, SensorComponent):
     """Side-scan sonar: port and starboard ping lines (intensity against slant range)
     from the scene (or a flat seabed) with beam patterns, time-varied gain, Rayleigh
     speckle and a noise floor; truth per bin (noise-free intensity, class id)."""
@@ -181,6 +181,7 @@ class SideScanSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC + " (unused: no refraction)")
+        bodies: dict = param({}, BODIES_DOC)
         along_track_beam_width_deg: float = param(1.0, "along-track beam width (-3 dB one-way)",
                                                   unit="deg")
         aperture_deg: float = param(50.0, "vertical aperture of each side", unit="deg")
@@ -224,6 +225,7 @@ class SideScanSensor(SensorComponent):
               if env.scene is not None else {})
         self.model = SideScanModel(self.sensor_params, env.engine, bs, self.mount, self.seed,
                                    self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.SideScan(header=self.header(t_ns, self.name))
@@ -231,5 +233,6 @@ class SideScanSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(msg)
