@@ -58,7 +58,8 @@ from ..sdk.errors import ParameterError
 from ..sdk.noise import KeyedNoise
 from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
-from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
+from .common import (Mount, SensorComponent, extend_packed, refuse, set_valid,
+                     truth_from_state)
 
 VALID = 0
 ABOVE_SURFACE = common_pb2.REFUSAL_REASON_ABOVE_SURFACE
@@ -146,15 +147,15 @@ class SonarImage:
         msg.range_start_m = p.range_min_m + 0.5 * p.range_resolution_m
         msg.range_resolution_m = p.range_resolution_m
         msg.n_ranges = p.range_bins
-        msg.bearings_rad.extend(float(b) for b in p.bearings_rad)
-        msg.true_label.extend(int(v) for v in self.true_label.ravel())
-        msg.true_intensity.extend(float(v) for v in self.true_intensity.ravel())
+        extend_packed(msg, "bearings_rad", p.bearings_rad)
+        extend_packed(msg, "true_label", self.true_label)
+        extend_packed(msg, "true_intensity", self.true_intensity)
         if self.reason != VALID:
             refuse(msg.validity, self.reason, f"transducer {-self.sensor_depth_m:.3f} m above "
                                               "the surface")
             return msg
         set_valid(msg.validity)
-        msg.intensity.extend(float(v) for v in self.intensity.ravel())
+        extend_packed(msg, "intensity", self.intensity)
         return msg
 
 
@@ -227,7 +228,8 @@ def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndar
     cos_g = np.clip(-np.einsum("ij,ij->i", hits.normal_ned[use], dirs[use]), 0.0, 1.0)
     lab = hits.label[use]
     beam = beam_of_ray[use]
-    bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in lab])
+    classes, inverse = np.unique(lab, return_inverse=True)
+    bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in classes])[inverse]
     # TVG r^(TVG/10) 10^(2 α_TVG r/10) over the 1/r² 10^(-2 α r/10) of the echo
     gain_db = ((p.tvg_db_per_decade - 20.0) * np.log10(rr)
                - 2.0 * (p.absorption_db_per_m - p.tvg_absorption_db_per_m) * rr)
@@ -239,23 +241,30 @@ def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndar
     lo, hi = rr - w / 2, rr + w / 2
     b_lo = np.floor((lo - p.range_min_m) / dr).astype(int)
     b_hi = np.floor((hi - p.range_min_m) / dr).astype(int)
-    cells, parts, labs = [], [], []
-    for o in range(int(np.max(b_hi - b_lo)) + 1):
-        b = b_lo + o
-        edge0 = p.range_min_m + b * dr
-        overlap = np.minimum(hi, edge0 + dr) - np.maximum(lo, edge0)
-        frac = np.where(w > 0, np.clip(overlap, 0.0, None) / np.where(w > 0, w, 1.0),
-                        (o == 0) * 1.0)
-        keep = (frac > 0) & (b >= 0) & (b < p.range_bins)
-        cells.append(b[keep] * n_beams + beam[keep])
-        parts.append(I[keep] * frac[keep])
-        labs.append(lab[keep])
-    cell, part, lab = np.concatenate(cells), np.concatenate(parts), np.concatenate(labs)
-    np.add.at(clean.ravel(), cell, part)
+    # One (ray, bin) pair per bin a ray's footprint overlaps, bins outside the image
+    # left out: O(sum of the spans), not O(rays x the widest span).
+    first = np.maximum(b_lo, 0)
+    span = np.maximum(np.minimum(b_hi, p.range_bins - 1) - first + 1, 0)
+    ray = np.repeat(np.arange(rr.size), span)
+    b = first[ray] + (np.arange(ray.size) - np.repeat(np.cumsum(span) - span, span))
+    edge0 = p.range_min_m + b * dr
+    wr = w[ray]
+    overlap = np.minimum(hi[ray], edge0 + dr) - np.maximum(lo[ray], edge0)
+    frac = np.where(wr > 0, np.clip(overlap, 0.0, None) / np.where(wr > 0, wr, 1.0), 1.0)
+    keep = frac > 0
+    ray, b = ray[keep], b[keep]
+    cell, part, lab = b * n_beams + beam[ray], I[ray] * frac[keep], lab[ray]
+    clean = np.bincount(cell, weights=part, minlength=clean.size).reshape(shape)
     if cell.size:
-        order = np.lexsort((part, cell))  # by cell, then intensity: the last is the strongest
-        last = np.r_[cell[order][1:] != cell[order][:-1], True]
-        label.ravel()[cell[order][last]] = lab[order][last]
+        # The label of a cell: its strongest part (of equal ones, the last ray's).
+        order = np.argsort(cell, kind="stable")
+        cs, ps = cell[order], part[order]
+        starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
+        ends = np.r_[starts[1:], cs.size]
+        top = np.repeat(np.maximum.reduceat(ps, starts), ends - starts)
+        at_top = np.flatnonzero(ps == top)
+        last = at_top[np.r_[cs[at_top][1:] != cs[at_top][:-1], True]]
+        label.ravel()[cs[last]] = lab[order][last]
     return clean, label
 
 
@@ -364,16 +373,17 @@ class ImagingSonarSensor(SeesBodies, SensorComponent):
             return msg
         self.place_bodies(inputs)
         truth = truth_from_state(state)
-        return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(msg)
+        ping = self.model.measure(truth.position_ned_m, truth.quaternion, k)
+        self._last_intensity = ping.intensity
+        return ping.fill(msg)
 
     def step(self, t_ns, dt_ns, inputs):
         """As SensorComponent's, plus the ``image`` of the same ping (same stamp)."""
         k, self.k = self.k, self.k + 1
         msg = self.measure(k, t_ns, inputs)
         p = self.sensor_params
-        if msg.validity.valid:
-            inten = np.asarray(msg.intensity, dtype=np.float64).reshape(p.range_bins,
-                                                                        p.beam_count)
+        if msg.validity.valid:  # the image of the published (float32) intensities
+            inten = self._last_intensity.astype(np.float32).astype(np.float64)
             pixels = sonar_image_pixels(inten, self.dynamic_range_db)
         else:
             pixels = np.zeros((p.range_bins, p.beam_count), dtype=np.uint8)
