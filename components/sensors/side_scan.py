@@ -31,7 +31,8 @@ from ..sdk.component import Port, param
 from ..sdk.noise import KeyedNoise
 from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
-from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
+from .common import (Mount, SensorComponent, extend_packed, refuse, set_valid,
+                     truth_from_state)
 from .imaging_sonar import echo_image, speckle_and_noise
 
 VALID = 0
@@ -111,17 +112,17 @@ class SideScanPing:
         p = self.params
         msg.range_start_m = p.range_min_m + 0.5 * p.range_resolution_m
         msg.range_resolution_m = p.range_resolution_m
-        msg.true_port_label.extend(int(v) for v in self.true_label[:, 0])
-        msg.true_starboard_label.extend(int(v) for v in self.true_label[:, 1])
-        msg.true_port_intensity.extend(float(v) for v in self.true_intensity[:, 0])
-        msg.true_starboard_intensity.extend(float(v) for v in self.true_intensity[:, 1])
+        extend_packed(msg, "true_port_label", self.true_label[:, 0])
+        extend_packed(msg, "true_starboard_label", self.true_label[:, 1])
+        extend_packed(msg, "true_port_intensity", self.true_intensity[:, 0])
+        extend_packed(msg, "true_starboard_intensity", self.true_intensity[:, 1])
         if self.reason != VALID:
             refuse(msg.validity, self.reason, f"transducer {-self.sensor_depth_m:.3f} m above "
                                               "the surface")
             return msg
         set_valid(msg.validity)
-        msg.port_intensity.extend(float(v) for v in self.intensity[:, 0])
-        msg.starboard_intensity.extend(float(v) for v in self.intensity[:, 1])
+        extend_packed(msg, "port_intensity", self.intensity[:, 0])
+        extend_packed(msg, "starboard_intensity", self.intensity[:, 1])
         return msg
 
 
