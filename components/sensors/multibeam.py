@@ -240,27 +240,33 @@ class MultibeamBatch:
         msg.nominal_sound_speed_mps = c_nom
         msg.true_sound_speed_mps = float(self.sound_speed_mps[i])
         msg.true_sound_speed_gradient_per_s = float(self.gradient_per_s[i])
-        for j in range(self.angle_rad.shape[0]):
+        # Python lists once (the same float64 values): no numpy scalar per field.
+        angle = self.angle_rad.tolist()
+        true_range = self.true_range_m[i].tolist()
+        point = self.true_point_ned_m[i].tolist()
+        ttt = self.true_travel_time_s[i].tolist()
+        label, instance = self.true_label[i].tolist(), self.true_instance[i].tolist()
+        reason, rng = self.beam_reason[i].tolist(), self.range_m[i].tolist()
+        for j in range(len(angle)):
             beam = msg.beams.add()
-            beam.angle_rad = float(self.angle_rad[j])
-            beam.true_range_m = float(self.true_range_m[i, j])
-            if np.isfinite(self.true_range_m[i, j]):
-                pt = self.true_point_ned_m[i, j]
-                beam.true_point_ned_m.x, beam.true_point_ned_m.y, beam.true_point_ned_m.z = map(float, pt)
-                beam.true_two_way_travel_time_s = float(2 * self.true_travel_time_s[i, j])
-            beam.true_label = int(self.true_label[i, j])
-            beam.true_instance = int(self.true_instance[i, j])
-            r = int(self.beam_reason[i, j])
+            beam.angle_rad = angle[j]
+            beam.true_range_m = true_range[j]
+            if math.isfinite(true_range[j]):
+                beam.true_point_ned_m.x, beam.true_point_ned_m.y, beam.true_point_ned_m.z = point[j]
+                beam.true_two_way_travel_time_s = 2 * ttt[j]
+            beam.true_label = int(label[j])
+            beam.true_instance = int(instance[j])
+            r = int(reason[j])
             if r == VALID:
                 set_valid(beam.validity)
-                beam.range_m = float(self.range_m[i, j])
+                beam.range_m = rng[j]
                 beam.two_way_travel_time_s = 2.0 * beam.range_m / c_nom
             elif r == DROPOUT:
                 refuse(beam.validity, r, "beam lost (random dropout)")
             elif r == ABOVE_SURFACE:
                 refuse(beam.validity, r, "transducer above the surface")
-            elif np.isfinite(self.true_range_m[i, j]):
-                rr = c_nom * self.true_travel_time_s[i, j]
+            elif math.isfinite(true_range[j]):
+                rr = c_nom * ttt[j]
                 refuse(beam.validity, r, f"range {rr:.2f} m outside [{p.min_range_m:g}, "
                                          f"{p.max_range_m:g}] m")
             else:
