@@ -4,7 +4,11 @@
   messages on its ports that is not constant zero (header fields left out), at most
   :data:`MAX_PANELS`; the others are listed in a note under the panels.
 - One figure per ``[[plots]]`` entry of the rig (:class:`~moonpool.orchestrator.rig.PlotSpec`),
-  named after its slugified title, all its series on one axes.
+  named after its slugified title, all its series on one axes; or, for
+  ``kind = "waterfall"``, one image per series: a row per message (time upwards), a
+  column per element of the path's ``[*]`` (``beams[*].true_point_ned_m.z``: a
+  bathymetry swath; ``port_intensity[*]``: a side-scan line), colours clipped to the
+  2nd–98th percentile.
 
 Field paths (used in panel titles and in ``PlotSpec.series``):
 
@@ -284,6 +288,73 @@ def _spec_figure(spec: PlotSpec, topics: dict[str, _Topic], path: Path) -> None:
     fig.savefig(path)
 
 
+def waterfall_rows(msg: Message, path: str) -> list[float]:
+    """The numbers a waterfall path (one ``[*]``) picks from one message, in element
+    order; [] when a field on the way is missing."""
+    def walk(value, parts):
+        if not parts:
+            return [float(value)]
+        name, _, index = parts[0].partition("[")
+        index = index.rstrip("]")
+        v = getattr(value, name, None)
+        if v is None:
+            return []
+        if index == "*":
+            return [x for element in v for x in walk(element, parts[1:])]
+        if index:
+            if index.isdigit():
+                v = v[int(index)] if int(index) < len(v) else None
+            else:
+                v = next((e for e in v if getattr(e, "name", None) == index), None)
+            if v is None:
+                return []
+        return walk(v, parts[1:])
+
+    return walk(msg, re.findall(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?", path))
+
+
+def _waterfall_figure(spec: PlotSpec, recording: Path, path: Path) -> None:
+    wanted = {}
+    for series in spec.series:
+        parsed = _parse_series(series)
+        if parsed is not None:
+            wanted.setdefault(parsed[0], []).append((series, parsed[1]))
+    rows: dict[str, list[tuple[float, list[float]]]] = {s: [] for s in spec.series}
+    for rec in read_recording(recording):
+        if rec.topic not in wanted:
+            continue
+        try:
+            msg = decode_recorded(rec)
+        except MoonpoolError:
+            continue
+        for series, field_path in wanted[rec.topic]:
+            rows[series].append((rec.log_time_ns / 1e9, waterfall_rows(msg, field_path)))
+    fig = _new_figure(3)
+    axes = fig.subplots(1, len(spec.series), squeeze=False)[0]
+    for ax, series in zip(axes, spec.series):
+        data = [(t, r) for t, r in rows[series] if r]
+        ax.set_title(series, fontsize=8, loc="left")
+        if not data:
+            ax.text(0.5, 0.5, f"no data for {series}", ha="center", va="center",
+                    transform=ax.transAxes, fontsize=9)
+            continue
+        width = max(len(r) for _, r in data)
+        img = np.full((len(data), width), np.nan)
+        for i, (_, r) in enumerate(data):
+            img[i, : len(r)] = r
+        finite = img[np.isfinite(img)]
+        lo, hi = (np.percentile(finite, [2, 98]) if finite.size else (0.0, 1.0))
+        t0, t1 = data[0][0], data[-1][0]
+        im = ax.imshow(img, origin="lower", aspect="auto", interpolation="nearest",
+                       extent=(-0.5, width - 0.5, t0, t1 if t1 > t0 else t0 + 1.0),
+                       vmin=lo, vmax=hi if hi > lo else lo + 1.0, cmap="viridis")
+        fig.colorbar(im, ax=ax, label=spec.ylabel or None)
+        ax.set_xlabel("element")
+    axes[0].set_ylabel("simulation time [s]")
+    fig.suptitle(spec.title)
+    fig.savefig(path)
+
+
 def slugify(title: str) -> str:
     """File name stem of a plot title: 'Depth vs. setpoint' -> 'depth-vs-setpoint'."""
     return re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-") or "plot"
@@ -329,7 +400,11 @@ def make_plots(
             written.append(path)
     for spec in specs:
         path = out_dir / f"{_unique(slugify(spec.title), used)}.png"
-        if _attempt(spec.title, _spec_figure, spec, topics, path):
+        if spec.kind == "waterfall":
+            ok = _attempt(spec.title, _waterfall_figure, spec, Path(recording), path)
+        else:
+            ok = _attempt(spec.title, _spec_figure, spec, topics, path)
+        if ok:
             written.append(path)
     return written
 

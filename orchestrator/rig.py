@@ -124,6 +124,9 @@ class PlotSpec:
     """Signals to draw, each ``component.port:field.path`` (e.g. ``vehicle.state:position_ned_m.z``)."""
     ylabel: str = ""
     """Y axis label, with the unit."""
+    kind: str = "lines"
+    """"lines" (series against time) or "waterfall" (a row per message of each
+    series' ``[*]`` elements; orchestrator/plots.py)."""
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,154 @@ def load_scene(path: str, component: str):
     return Scene.load(p)
 
 
+def check_scene_parameters(params: Any, needs_scene: str = "") -> None:
+    """Called from a sensor's ``Parameters.__post_init__`` (so ``moonpool check`` reports
+    it without starting anything): the ``scene`` file exists and is a good scene file
+    (``validate_scene``: every problem listed), ``scene`` and a ``water`` table are not
+    both given, and a sensor that ``needs_scene`` (the reason, e.g. "it casts against
+    bodies") has one. Raises ParameterError listing every problem with its fix."""
+    from ..world.scenefile import validate_scene
+
+    problems: list[str] = []
+    scene = getattr(params, "scene", None)
+    bodies = getattr(params, "bodies", None)
+    if bodies:
+        problems += body_problems(bodies)
+        needs_scene = needs_scene or "it casts against `bodies` (they are placed into a scene)"
+    if scene:
+        problems += [f"scene {p}" for p in validate_scene(scene)]
+        if getattr(params, "water", None):
+            problems.append("both `scene` and a `water` table are given (two water columns); "
+                            "drop `water`: the scene's water column is used")
+    elif needs_scene:
+        problems.append(f"no `scene` given but {needs_scene}; give `scene = \"path/to/scene.toml\"` "
+                        "(a scene file, relative to the rig file's folder; docs/world.md)")
+    if problems:
+        lines = "\n".join(f"      * {p}" for p in problems)
+        n = len(problems)
+        raise ParameterError(f"{n} problem{'s' if n != 1 else ''} with the scene:\n{lines}",
+                             fix="correct the scene file or the sensor's `scene` parameter")
+
+
+BODIES_DOC = ("other vehicles the beams can meet: a table name -> {shape = \"box\", size_m = "
+              "[x, y, z]} | {shape = \"sphere\", radius_m} | {shape = \"cylinder\", "
+              "radius_m, length_m} (body frame FRD, centred on the body origin), optional "
+              "label (class id, default 100) and instance (default 1000 + its index); each "
+              "adds an input port body_NAME (VehicleState); needs `scene`")
+
+_BODY_KEYS = {"shape", "size_m", "radius_m", "length_m", "label", "instance"}
+
+
+def body_problems(table: Mapping[str, Any]) -> list[str]:
+    """Every problem of a ``bodies`` parameter table (``BODIES_DOC``), as text."""
+    out = []
+    for name, spec in table.items():
+        where = f"bodies.{name}"
+        if not name.isidentifier():
+            out.append(f"{where}: the name must be letters, digits and _ (it names the input "
+                       f"port body_{name})")
+        if not isinstance(spec, Mapping):
+            out.append(f"{where}: must be a table {{shape = ..., ...}}")
+            continue
+        unknown = sorted(set(spec) - _BODY_KEYS)
+        if unknown:
+            out.append(f"{where}: unknown key(s) {unknown}; known: {sorted(_BODY_KEYS)}")
+        try:
+            _body_mesh(spec)
+        except (TypeError, ValueError) as exc:
+            out.append(f"{where}: {exc}")
+        for key in ("label", "instance"):
+            v = spec.get(key, 1)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                out.append(f"{where}.{key}: must be an integer >= 1")
+    return out
+
+
+def _body_mesh(spec: Mapping[str, Any]):
+    """The trimesh of a body spec; ValueError saying what is wrong."""
+    import trimesh
+
+    def positive(key):
+        v = spec.get(key)
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not v > 0:
+            raise ValueError(f"{key} must be a number > 0")
+        return float(v)
+
+    shape = spec.get("shape")
+    if shape == "box":
+        size = spec.get("size_m")
+        if (not isinstance(size, (list, tuple)) or len(size) != 3
+                or not all(isinstance(v, (int, float)) and v > 0 for v in size)):
+            raise ValueError("size_m must be [x, y, z], each > 0 (m)")
+        return trimesh.creation.box(extents=[float(v) for v in size])
+    if shape == "sphere":
+        return trimesh.creation.icosphere(subdivisions=3, radius=positive("radius_m"))
+    if shape == "cylinder":
+        return trimesh.creation.cylinder(radius=positive("radius_m"), height=positive("length_m"),
+                                         sections=32)
+    raise ValueError(f"shape must be one of box, sphere, cylinder, got {shape!r}")
+
+
+class Bodies:
+    """The other vehicles of a sensor's ``bodies`` parameter, placed each step.
+
+    Call order: built in ``configure`` (after the scene); ``ports()`` are the extra
+    inputs (``body_NAME``, VehicleState); ``engine(inputs)`` is the scene's engine
+    with every body whose state has arrived at that state (``Scene.with_bodies``), or
+    the static engine when none has."""
+
+    def __init__(self, table: Mapping[str, Any], scene: Any, component: str) -> None:
+        from ..world.scene import Body
+
+        problems = body_problems(table)
+        if problems:
+            raise ParameterError("; ".join(problems), component=component,
+                                 fix="correct the `bodies` table (docs/sensors.md)")
+        self.scene = scene
+        self.bodies = {}
+        for i, (name, spec) in enumerate(table.items()):
+            self.bodies[f"body_{name}"] = Body.from_trimesh(
+                name, _body_mesh(spec), int(spec.get("label", 100)),
+                int(spec.get("instance", 1000 + i)))
+
+    def __bool__(self) -> bool:
+        return bool(self.bodies)
+
+    def engine(self, inputs: Mapping[str, Any]):
+        placed = [b.at_state(inputs[port]) for port, b in self.bodies.items()
+                  if inputs.get(port) is not None]
+        return self.scene.with_bodies(placed) if placed else self.scene.engine()
+
+
+def body_ports(table: Mapping[str, Any] | None):
+    """The input ports ``body_NAME`` of a ``bodies`` table."""
+    from moonpool.v1 import vehicle_pb2
+
+    from ..sdk.component import Port
+
+    return tuple(Port(f"body_{name}", vehicle_pb2.VehicleState,
+                      f"state of the body '{name}' the beams can meet") for name in (table or {}))
+
+
+class SeesBodies:
+    """Mixin (before SensorComponent) for a sensor with a ``bodies`` parameter: its inputs
+    are the class's plus ``body_NAME`` per body; ``place_bodies(inputs)`` points
+    ``self.model.engine`` at the scene with the bodies where their states say."""
+
+    bodies: Bodies | None = None
+
+    @classmethod
+    def ports_for(cls, params):
+        return tuple(cls.inputs) + body_ports(params.bodies), tuple(cls.outputs)
+
+    def configure_bodies(self, params, scene) -> None:
+        self.bodies = Bodies(params.bodies, scene, self.name) if params.bodies else None
+
+    def place_bodies(self, inputs) -> None:
+        if self.bodies:
+            self.model.engine = self.bodies.engine(inputs)
+
+
 class FlatSeabed:
     """A horizontal seabed at depth D behind the ray engine's ``cast`` interface.
 

@@ -249,6 +249,11 @@ class AdcpSensor(SensorComponent):
                                                  "sensor axes relative to the body (ZYX)", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = AdcpParams(params.beam_angle_deg, tuple(params.beam_azimuths_deg),
                                         params.upward, params.bin_count, params.bin_size_m,

@@ -30,7 +30,7 @@ from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, cone_directions, configure_common, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, cone_directions, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
 from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
 from .sound_rays import harmonic_mean_speed
@@ -188,7 +188,7 @@ class AltimeterModel:
                               instance, c_h, depth, p)
 
 
-class AltimeterSensor(SensorComponent):
+class AltimeterSensor(SeesBodies, SensorComponent):
     """Single-beam altimeter: nearest return in the beam cone against the scene (or a
     flat seabed), sound-speed bias from the water column, keyed range noise; refused
     out of range, above the surface and on dropouts."""
@@ -203,6 +203,7 @@ class AltimeterSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC)
+        bodies: dict = param({}, BODIES_DOC)
         beam_width_deg: float = param(10.0, "full cone angle of the beam", unit="deg")
         cone_rings: int = param(2, "rings of rays across the cone (besides the axis)")
         cone_azimuths: int = param(8, "rays per ring")
@@ -220,6 +221,11 @@ class AltimeterSensor(SensorComponent):
                                                  "looks along the sensor z axis", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = AltimeterParams(
             params.beam_width_deg, params.cone_rings, params.cone_azimuths, params.min_range_m,
@@ -229,6 +235,7 @@ class AltimeterSensor(SensorComponent):
         env = surroundings(params.scene, params.seabed_depth_m, params.water, self.name)
         self.model = AltimeterModel(self.sensor_params, env.engine, env.water, self.mount,
                                     self.seed, self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.Altimeter(header=self.header(t_ns, self.name))
@@ -236,6 +243,7 @@ class AltimeterSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(0, msg)
 

@@ -149,3 +149,41 @@ class SensorComponent(Component):
         self.latency.push(t_ns, self.measure(k, t_ns, inputs))
         ready = self.latency.pop_ready(t_ns)
         return {self.output_port: ready[-1]} if ready else None
+
+
+def extend_packed(msg, field: str, values) -> None:
+    """Append an array to a repeated numeric field of ``msg`` at C speed: the values are
+    written as the field's packed wire encoding and merged (``MergeFromString``), the
+    same content as ``getattr(msg, field).extend(...)`` (so the same serialization).
+
+    float / double fields: little-endian float32 / float64; int32 / uint32 fields whose
+    values are all in [0, 127] (one-byte varints, e.g. class ids); anything else falls
+    back to ``extend(values.tolist())``."""
+    from google.protobuf.descriptor import FieldDescriptor as F
+
+    fd = msg.DESCRIPTOR.fields_by_name[field]
+    arr = np.asarray(values).ravel()
+    if arr.size == 0:
+        return
+    if fd.type == F.TYPE_FLOAT:
+        payload = arr.astype("<f4").tobytes()
+    elif fd.type == F.TYPE_DOUBLE:
+        payload = arr.astype("<f8").tobytes()
+    elif fd.type in (F.TYPE_INT32, F.TYPE_UINT32) and arr.min() >= 0 and arr.max() <= 127:
+        payload = arr.astype(np.uint8).tobytes()
+    else:
+        getattr(msg, field).extend(arr.tolist())
+        return
+    msg.MergeFromString(_varint((fd.number << 3) | 2) + _varint(len(payload)) + payload)
+
+
+def _varint(n: int) -> bytes:
+    out = bytearray()
+    while True:
+        b = n & 0x7F
+        n >>= 7
+        if n:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)

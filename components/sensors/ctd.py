@@ -168,6 +168,11 @@ class CtdSensor(SensorComponent):
                                                  "sensor axes (no effect on the readings)", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = CtdParams(params.temperature_noise_c, params.temperature_bias_c,
                                        params.salinity_noise_psu, params.salinity_bias_psu,

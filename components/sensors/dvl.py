@@ -487,6 +487,11 @@ class DvlSensor(Component):
                                                  "sensor axes relative to the body (ZYX)", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         names = [f for f in DvlParams.__dataclass_fields__]
         kw = {f: getattr(params, f) for f in names}

@@ -32,6 +32,14 @@ own key-determined draw.
 
 Truth per cell: the noise-free intensity and the class id of its strongest contribution.
 Refused above the surface (ABOVE_SURFACE).
+
+**Image.** Beside the ``sonar`` message the component publishes the ping as an image
+(``image``: an ``ImageHeader``, ``mono8``, the pixels attached as a raw frame, like the
+camera's; Foxglove shows it with ``run.foxglove_images``): one column per beam (port
+on the left), one row per range bin with the far range at the top, the level
+255 · (10 log10(I / I_max) + D) / D clipped to [0, 255], with I_max the ping's
+strongest cell and D = ``image_dynamic_range_db`` (``sonar_image_pixels``). A refused
+ping is an all-zero image.
 """
 
 from __future__ import annotations
@@ -43,13 +51,15 @@ from typing import Any
 
 import numpy as np
 
-from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
+from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2, vision_pb2
 
-from ..sdk.component import Port, param
+from ..sdk.component import Attached, Port, param
+from ..sdk.errors import ParameterError
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, configure_common, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
-from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
+from .common import (Mount, SensorComponent, extend_packed, refuse, set_valid,
+                     truth_from_state)
 
 VALID = 0
 ABOVE_SURFACE = common_pb2.REFUSAL_REASON_ABOVE_SURFACE
@@ -137,15 +147,15 @@ class SonarImage:
         msg.range_start_m = p.range_min_m + 0.5 * p.range_resolution_m
         msg.range_resolution_m = p.range_resolution_m
         msg.n_ranges = p.range_bins
-        msg.bearings_rad.extend(float(b) for b in p.bearings_rad)
-        msg.true_label.extend(int(v) for v in self.true_label.ravel())
-        msg.true_intensity.extend(float(v) for v in self.true_intensity.ravel())
+        extend_packed(msg, "bearings_rad", p.bearings_rad)
+        extend_packed(msg, "true_label", self.true_label)
+        extend_packed(msg, "true_intensity", self.true_intensity)
         if self.reason != VALID:
             refuse(msg.validity, self.reason, f"transducer {-self.sensor_depth_m:.3f} m above "
                                               "the surface")
             return msg
         set_valid(msg.validity)
-        msg.intensity.extend(float(v) for v in self.intensity.ravel())
+        extend_packed(msg, "intensity", self.intensity)
         return msg
 
 
@@ -218,7 +228,8 @@ def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndar
     cos_g = np.clip(-np.einsum("ij,ij->i", hits.normal_ned[use], dirs[use]), 0.0, 1.0)
     lab = hits.label[use]
     beam = beam_of_ray[use]
-    bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in lab])
+    classes, inverse = np.unique(lab, return_inverse=True)
+    bs = np.array([backscatter_db.get(int(c), p.default_backscatter_db) for c in classes])[inverse]
     # TVG r^(TVG/10) 10^(2 α_TVG r/10) over the 1/r² 10^(-2 α r/10) of the echo
     gain_db = ((p.tvg_db_per_decade - 20.0) * np.log10(rr)
                - 2.0 * (p.absorption_db_per_m - p.tvg_absorption_db_per_m) * rr)
@@ -230,24 +241,44 @@ def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndar
     lo, hi = rr - w / 2, rr + w / 2
     b_lo = np.floor((lo - p.range_min_m) / dr).astype(int)
     b_hi = np.floor((hi - p.range_min_m) / dr).astype(int)
-    cells, parts, labs = [], [], []
-    for o in range(int(np.max(b_hi - b_lo)) + 1):
-        b = b_lo + o
-        edge0 = p.range_min_m + b * dr
-        overlap = np.minimum(hi, edge0 + dr) - np.maximum(lo, edge0)
-        frac = np.where(w > 0, np.clip(overlap, 0.0, None) / np.where(w > 0, w, 1.0),
-                        (o == 0) * 1.0)
-        keep = (frac > 0) & (b >= 0) & (b < p.range_bins)
-        cells.append(b[keep] * n_beams + beam[keep])
-        parts.append(I[keep] * frac[keep])
-        labs.append(lab[keep])
-    cell, part, lab = np.concatenate(cells), np.concatenate(parts), np.concatenate(labs)
-    np.add.at(clean.ravel(), cell, part)
+    # One (ray, bin) pair per bin a ray's footprint overlaps, bins outside the image
+    # left out: O(sum of the spans), not O(rays x the widest span).
+    first = np.maximum(b_lo, 0)
+    span = np.maximum(np.minimum(b_hi, p.range_bins - 1) - first + 1, 0)
+    ray = np.repeat(np.arange(rr.size), span)
+    b = first[ray] + (np.arange(ray.size) - np.repeat(np.cumsum(span) - span, span))
+    edge0 = p.range_min_m + b * dr
+    wr = w[ray]
+    overlap = np.minimum(hi[ray], edge0 + dr) - np.maximum(lo[ray], edge0)
+    frac = np.where(wr > 0, np.clip(overlap, 0.0, None) / np.where(wr > 0, wr, 1.0), 1.0)
+    keep = frac > 0
+    ray, b = ray[keep], b[keep]
+    cell, part, lab = b * n_beams + beam[ray], I[ray] * frac[keep], lab[ray]
+    clean = np.bincount(cell, weights=part, minlength=clean.size).reshape(shape)
     if cell.size:
-        order = np.lexsort((part, cell))  # by cell, then intensity: the last is the strongest
-        last = np.r_[cell[order][1:] != cell[order][:-1], True]
-        label.ravel()[cell[order][last]] = lab[order][last]
+        # The label of a cell: its strongest part (of equal ones, the last ray's).
+        order = np.argsort(cell, kind="stable")
+        cs, ps = cell[order], part[order]
+        starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
+        ends = np.r_[starts[1:], cs.size]
+        top = np.repeat(np.maximum.reduceat(ps, starts), ends - starts)
+        at_top = np.flatnonzero(ps == top)
+        last = at_top[np.r_[cs[at_top][1:] != cs[at_top][:-1], True]]
+        label.ravel()[cs[last]] = lab[order][last]
     return clean, label
+
+
+def sonar_image_pixels(intensity: np.ndarray, dynamic_range_db: float) -> np.ndarray:
+    """(range_bins, beams) intensities -> uint8 image, far range in row 0: the level
+    255 · (10 log10(I / I_max) + D) / D clipped to [0, 255] (all 0 when I_max <= 0)."""
+    img = np.zeros(intensity.shape, dtype=np.uint8)
+    top = float(np.max(intensity)) if intensity.size else 0.0
+    if top > 0:
+        with np.errstate(divide="ignore"):
+            db = 10.0 * np.log10(np.maximum(intensity, 0.0) / top)
+        img = np.clip(np.rint(255.0 * (db + dynamic_range_db) / dynamic_range_db), 0,
+                      255).astype(np.uint8)
+    return np.ascontiguousarray(img[::-1])
 
 
 def speckle_and_noise(noise: KeyedNoise, k: int, clean: np.ndarray, speckle: bool,
@@ -266,13 +297,15 @@ def speckle_and_noise(noise: KeyedNoise, k: int, clean: np.ndarray, speckle: boo
     return img
 
 
-class ImagingSonarSensor(SensorComponent):
+class ImagingSonarSensor(SeesBodies, SensorComponent):
     """Forward-looking imaging sonar: a range × bearing intensity image of the scene
     (or a flat seabed) with beam patterns, time-varied gain, Rayleigh speckle and a noise
     floor; truth per cell (noise-free intensity, class id)."""
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
-    outputs = (Port("sonar", acoustics_pb2.ImagingSonar, "range x bearing intensity image"),)
+    outputs = (Port("sonar", acoustics_pb2.ImagingSonar, "range x bearing intensity image"),
+               Port("image", vision_pb2.ImageHeader, "the ping as a mono8 image (beams across, "
+                    "far range at the top), pixels attached"))
     output_port = "sonar"
 
     @dataclass(frozen=True, kw_only=True)
@@ -281,6 +314,7 @@ class ImagingSonarSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC + " (unused: no refraction)")
+        bodies: dict = param({}, BODIES_DOC)
         beam_count: int = param(96, "number of beams")
         fov_azimuth_deg: float = param(90.0, "horizontal field of view", unit="deg")
         aperture_elevation_deg: float = param(20.0, "vertical aperture (-3 dB one-way)",
@@ -308,8 +342,19 @@ class ImagingSonarSensor(SensorComponent):
                                                  "sensor axes relative to the body (ZYX); x is "
                                                  "the boresight", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
+        image_dynamic_range_db: float = param(60.0, "levels shown in the image: 0 at the "
+                                                    "ping's strongest cell minus this", unit="dB")
+
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            if not self.image_dynamic_range_db > 0:
+                raise ParameterError("image_dynamic_range_db must be > 0",
+                                     fix="give the image's dynamic range in dB, e.g. 60")
+            check_scene_parameters(self)
 
     def configure(self, params: Parameters) -> None:
+        self.dynamic_range_db = params.image_dynamic_range_db
         names = [f for f in ImagingSonarParams.__dataclass_fields__]
         self.sensor_params = ImagingSonarParams(**{f: getattr(params, f) for f in names})
         self.mount = configure_common(self, self.sensor_params, params)
@@ -318,6 +363,7 @@ class ImagingSonarSensor(SensorComponent):
               if env.scene is not None else {})
         self.model = ImagingSonarModel(self.sensor_params, env.engine, bs, self.mount,
                                        self.seed, self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.ImagingSonar(header=self.header(t_ns, self.name))
@@ -325,5 +371,28 @@ class ImagingSonarSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
-        return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(msg)
+        ping = self.model.measure(truth.position_ned_m, truth.quaternion, k)
+        self._last_intensity = ping.intensity
+        return ping.fill(msg)
+
+    def step(self, t_ns, dt_ns, inputs):
+        """As SensorComponent's, plus the ``image`` of the same ping (same stamp)."""
+        k, self.k = self.k, self.k + 1
+        msg = self.measure(k, t_ns, inputs)
+        p = self.sensor_params
+        if msg.validity.valid:  # the image of the published (float32) intensities
+            inten = self._last_intensity.astype(np.float32).astype(np.float64)
+            pixels = sonar_image_pixels(inten, self.dynamic_range_db)
+        else:
+            pixels = np.zeros((p.range_bins, p.beam_count), dtype=np.uint8)
+        header = vision_pb2.ImageHeader(header=msg.header, width=p.beam_count,
+                                        height=p.range_bins, encoding="mono8",
+                                        step_bytes=p.beam_count)
+        self.latency.push(t_ns, (msg, Attached(header, pixels.tobytes())))
+        ready = self.latency.pop_ready(t_ns)
+        if not ready:
+            return None
+        sonar, image = ready[-1]
+        return {"sonar": sonar, "image": image}

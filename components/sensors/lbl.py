@@ -299,6 +299,11 @@ class LblSensor(SensorComponent):
                                                  unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = LblParams(tuple(params.beacons_ned_m), params.nominal_sound_speed_mps,
                                        params.travel_time_noise_s, params.max_range_m,

@@ -40,7 +40,7 @@ from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, configure_common, draw, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, draw, surroundings
 from ..sdk.frames import rot_from_quat
 from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
 from .sound_rays import arc_curvature, arc_points, arc_time, launch_geometry
@@ -240,27 +240,33 @@ class MultibeamBatch:
         msg.nominal_sound_speed_mps = c_nom
         msg.true_sound_speed_mps = float(self.sound_speed_mps[i])
         msg.true_sound_speed_gradient_per_s = float(self.gradient_per_s[i])
-        for j in range(self.angle_rad.shape[0]):
+        # Python lists once (the same float64 values): no numpy scalar per field.
+        angle = self.angle_rad.tolist()
+        true_range = self.true_range_m[i].tolist()
+        point = self.true_point_ned_m[i].tolist()
+        ttt = self.true_travel_time_s[i].tolist()
+        label, instance = self.true_label[i].tolist(), self.true_instance[i].tolist()
+        reason, rng = self.beam_reason[i].tolist(), self.range_m[i].tolist()
+        for j in range(len(angle)):
             beam = msg.beams.add()
-            beam.angle_rad = float(self.angle_rad[j])
-            beam.true_range_m = float(self.true_range_m[i, j])
-            if np.isfinite(self.true_range_m[i, j]):
-                pt = self.true_point_ned_m[i, j]
-                beam.true_point_ned_m.x, beam.true_point_ned_m.y, beam.true_point_ned_m.z = map(float, pt)
-                beam.true_two_way_travel_time_s = float(2 * self.true_travel_time_s[i, j])
-            beam.true_label = int(self.true_label[i, j])
-            beam.true_instance = int(self.true_instance[i, j])
-            r = int(self.beam_reason[i, j])
+            beam.angle_rad = angle[j]
+            beam.true_range_m = true_range[j]
+            if math.isfinite(true_range[j]):
+                beam.true_point_ned_m.x, beam.true_point_ned_m.y, beam.true_point_ned_m.z = point[j]
+                beam.true_two_way_travel_time_s = 2 * ttt[j]
+            beam.true_label = int(label[j])
+            beam.true_instance = int(instance[j])
+            r = int(reason[j])
             if r == VALID:
                 set_valid(beam.validity)
-                beam.range_m = float(self.range_m[i, j])
+                beam.range_m = rng[j]
                 beam.two_way_travel_time_s = 2.0 * beam.range_m / c_nom
             elif r == DROPOUT:
                 refuse(beam.validity, r, "beam lost (random dropout)")
             elif r == ABOVE_SURFACE:
                 refuse(beam.validity, r, "transducer above the surface")
-            elif np.isfinite(self.true_range_m[i, j]):
-                rr = c_nom * self.true_travel_time_s[i, j]
+            elif math.isfinite(true_range[j]):
+                rr = c_nom * ttt[j]
                 refuse(beam.validity, r, f"range {rr:.2f} m outside [{p.min_range_m:g}, "
                                          f"{p.max_range_m:g}] m")
             else:
@@ -339,7 +345,7 @@ class MultibeamModel:
                               depth, p)
 
 
-class MultibeamSensor(SensorComponent):
+class MultibeamSensor(SeesBodies, SensorComponent):
     """Multibeam echosounder: a fan of beams across track traced as circular arcs
     through a constant-gradient sound-speed profile against the scene (or a flat
     seabed); travel-time ranges with the nominal sound speed, keyed noise, per-beam
@@ -355,6 +361,7 @@ class MultibeamSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC + " (used when sound_speed_mps = 0)")
+        bodies: dict = param({}, BODIES_DOC)
         beam_count: int = param(128, "number of beams")
         swath_deg: float = param(120.0, "full swath angle across track", unit="deg")
         min_range_m: float = param(0.5, "shortest measurable range", unit="m")
@@ -377,6 +384,11 @@ class MultibeamSensor(SensorComponent):
                                                  "lies in the sensor y-z plane", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         self.sensor_params = MultibeamParams(
             params.beam_count, params.swath_deg, params.min_range_m, params.max_range_m,
@@ -387,6 +399,7 @@ class MultibeamSensor(SensorComponent):
         env = surroundings(params.scene, params.seabed_depth_m, params.water, self.name)
         self.model = MultibeamModel(self.sensor_params, env.engine, env.water, self.mount,
                                     self.seed, self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.Multibeam(header=self.header(t_ns, self.name))
@@ -394,5 +407,6 @@ class MultibeamSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(0, msg)

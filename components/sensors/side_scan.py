@@ -29,9 +29,10 @@ from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.noise import KeyedNoise
-from .acoustic import WATER_DOC, configure_common, surroundings
+from .acoustic import BODIES_DOC, SeesBodies, WATER_DOC, configure_common, surroundings
 from ..sdk.frames import rot_from_quat
-from .common import Mount, SensorComponent, refuse, set_valid, truth_from_state
+from .common import (Mount, SensorComponent, extend_packed, refuse, set_valid,
+                     truth_from_state)
 from .imaging_sonar import echo_image, speckle_and_noise
 
 VALID = 0
@@ -111,17 +112,17 @@ class SideScanPing:
         p = self.params
         msg.range_start_m = p.range_min_m + 0.5 * p.range_resolution_m
         msg.range_resolution_m = p.range_resolution_m
-        msg.true_port_label.extend(int(v) for v in self.true_label[:, 0])
-        msg.true_starboard_label.extend(int(v) for v in self.true_label[:, 1])
-        msg.true_port_intensity.extend(float(v) for v in self.true_intensity[:, 0])
-        msg.true_starboard_intensity.extend(float(v) for v in self.true_intensity[:, 1])
+        extend_packed(msg, "true_port_label", self.true_label[:, 0])
+        extend_packed(msg, "true_starboard_label", self.true_label[:, 1])
+        extend_packed(msg, "true_port_intensity", self.true_intensity[:, 0])
+        extend_packed(msg, "true_starboard_intensity", self.true_intensity[:, 1])
         if self.reason != VALID:
             refuse(msg.validity, self.reason, f"transducer {-self.sensor_depth_m:.3f} m above "
                                               "the surface")
             return msg
         set_valid(msg.validity)
-        msg.port_intensity.extend(float(v) for v in self.intensity[:, 0])
-        msg.starboard_intensity.extend(float(v) for v in self.intensity[:, 1])
+        extend_packed(msg, "port_intensity", self.intensity[:, 0])
+        extend_packed(msg, "starboard_intensity", self.intensity[:, 1])
         return msg
 
 
@@ -166,7 +167,7 @@ class SideScanModel:
         return SideScanPing(k, reason, img, clean, label, float(p_s[2]), p)
 
 
-class SideScanSensor(SensorComponent):
+class SideScanSensor(SeesBodies, SensorComponent):
     """Side-scan sonar: port and starboard ping lines (intensity against slant range)
     from the scene (or a flat seabed) with beam patterns, time-varied gain, Rayleigh
     speckle and a noise floor; truth per bin (noise-free intensity, class id)."""
@@ -181,6 +182,7 @@ class SideScanSensor(SensorComponent):
         seabed_depth_m: float = param(100.0, "depth of the flat seabed without a scene (NED z)",
                                       unit="m")
         water: dict = param({}, WATER_DOC + " (unused: no refraction)")
+        bodies: dict = param({}, BODIES_DOC)
         along_track_beam_width_deg: float = param(1.0, "along-track beam width (-3 dB one-way)",
                                                   unit="deg")
         aperture_deg: float = param(50.0, "vertical aperture of each side", unit="deg")
@@ -210,6 +212,11 @@ class SideScanSensor(SensorComponent):
                                                  "track", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
+        def __post_init__(self) -> None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(self)
+
     def configure(self, params: Parameters) -> None:
         names = [f for f in SideScanParams.__dataclass_fields__]
         self.sensor_params = SideScanParams(**{f: getattr(params, f) for f in names})
@@ -219,6 +226,7 @@ class SideScanSensor(SensorComponent):
               if env.scene is not None else {})
         self.model = SideScanModel(self.sensor_params, env.engine, bs, self.mount, self.seed,
                                    self.name)
+        self.configure_bodies(params, env.scene)
 
     def measure(self, k: int, t_ns: int, inputs):
         msg = acoustics_pb2.SideScan(header=self.header(t_ns, self.name))
@@ -226,5 +234,6 @@ class SideScanSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
             return msg
+        self.place_bodies(inputs)
         truth = truth_from_state(state)
         return self.model.measure(truth.position_ned_m, truth.quaternion, k).fill(msg)

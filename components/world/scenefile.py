@@ -27,7 +27,8 @@ from .environment import WaterColumn
 
 FORMAT = "moonpool.scene/1"
 MESH_SUFFIXES = (".stl", ".obj", ".ply", ".glb", ".gltf", ".off")
-HEIGHTMAP_SUFFIXES = (".npy", ".png")
+HEIGHTMAP_SUFFIXES = (".npy", ".png", ".tif", ".tiff")
+GEOTIFF_SUFFIXES = (".tif", ".tiff")
 
 
 # ------------------------------------------------------------------ the spec
@@ -383,7 +384,11 @@ def _check(data: dict, file: str, base: Path) -> tuple[SceneSpec | None, list[Pr
         common = dict(kind=kind, class_name=class_ref(sb, "seabed"),
                       instance=instance_ref(sb, "seabed"))
         res = c.number(sb, "resolution_m", "seabed", positive=True)
-        if res is None and "resolution_m" not in sb and kind == "heightmap":
+        geotiff = kind == "heightmap" and str(sb.get("file", "")).lower().endswith(
+            GEOTIFF_SUFFIXES)
+        if res is None and "resolution_m" not in sb and geotiff:
+            c.problems.pop()  # a GeoTIFF carries its own pixel size
+        elif res is None and "resolution_m" not in sb and kind == "heightmap":
             c.problems[-1] = Problem(file, "seabed.resolution_m",
                                      "a height map needs its grid spacing (fix: resolution_m = "
                                      "the distance between neighbouring samples, m)")
@@ -444,6 +449,15 @@ def _check(data: dict, file: str, base: Path) -> tuple[SceneSpec | None, list[Pr
                 if problem:
                     c.add("seabed.file", problem)
                     hm = None
+            if hm is not None and hm.suffix.lower() in GEOTIFF_SUFFIXES:
+                pixel = geotiff_pixel_m(hm)
+                if res is None and "resolution_m" not in sb:
+                    res = pixel
+                elif res is not None and abs(res - pixel) > 1e-9 * pixel:
+                    c.add("seabed.resolution_m", f"{res:g} m, but the GeoTIFF's pixels are "
+                          f"{pixel:g} m (fix: leave resolution_m out to use the file's, or "
+                          "resample the file)")
+                    res = None
             if None not in (hm, origin_ned, res):
                 seabed = SeabedSpec(resolution_m=res, file=hm, origin_ned_m=origin_ned,
                                     depth_scale_m=scale, depth_offset_m=offset, **common)
@@ -534,12 +548,49 @@ def heightmap_problem(path: Path) -> str:
     return ""
 
 
+def geotiff_pixel_m(path: Path) -> float:
+    """The pixel size of a north-up GeoTIFF with square pixels, in its CRS units (m)."""
+    return abs(_geotiff(path)[1].a)
+
+
+def _geotiff(path: Path):
+    """(band 1 as float64 with row 0 the southernmost, the affine transform) of a GeoTIFF,
+    read with rasterio (GDAL inside its wheel). ValueError: rotated or non-square
+    pixels, no-data cells, or not a GeoTIFF."""
+    import numpy as np
+    try:
+        import rasterio
+    except ImportError:  # pragma: no cover - rasterio is a dependency
+        raise ValueError("reading GeoTIFF needs rasterio (pip install rasterio)") from None
+    try:
+        with rasterio.open(path) as src:
+            band = src.read(1, masked=True)
+            t = src.transform
+    except rasterio.errors.RasterioError as exc:
+        raise ValueError(f"not a GeoTIFF rasterio can read: {exc}") from None
+    if t.b != 0 or t.d != 0:
+        raise ValueError("the GeoTIFF's grid is rotated (fix: warp it north-up)")
+    if abs(abs(t.a) - abs(t.e)) > 1e-9 * abs(t.a):
+        raise ValueError(f"the GeoTIFF's pixels are not square ({abs(t.a):g} x {abs(t.e):g}; "
+                         "fix: resample it)")
+    if np.ma.is_masked(band) and np.ma.getmaskarray(band).any():
+        raise ValueError("the GeoTIFF has no-data cells (fix: fill the holes; no-data is "
+                         "not supported)")
+    grid = np.asarray(np.ma.getdata(band), dtype=np.float64)
+    return (grid[::-1] if t.e < 0 else grid), t
+
+
 def load_heightmap(path: Path):
-    """The raw samples of a height map, a 2-D float64 array (rows: north, columns: east)."""
+    """The raw samples of a height map, a 2-D float64 array (rows: north, columns: east).
+
+    GeoTIFF: band 1; a north-up file (negative y pixel size) is flipped so that row 0
+    is its southernmost row."""
     import numpy as np
 
     if path.suffix.lower() == ".npy":
         return np.asarray(np.load(path, allow_pickle=False), dtype=np.float64)
+    if path.suffix.lower() in GEOTIFF_SUFFIXES:
+        return _geotiff(path)[0]
     import cv2
 
     img = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)

@@ -348,6 +348,6 @@ def _check_plot(
         )
         if port is None:
             continue
-        problem = field_problem(port.type.DESCRIPTOR, path)
+        problem = field_problem(port.type.DESCRIPTOR, path, waterfall=plot.kind == "waterfall")
         if problem:
             report.add(f"{key}.series[{j}]", f"{ref} carries {port.type_name}: {problem}")

@@ -21,13 +21,20 @@ _SEGMENT_RE = re.compile(r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?:\[(?P<index>[^\]]
 _PATH_PART_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?")
 
 
-def field_problem(desc: Descriptor, path: str) -> str | None:
+def field_problem(desc: Descriptor, path: str, waterfall: bool = False) -> str | None:
     """Why ``path`` is not a plottable number of messages ``desc``, or None.
 
     Paths follow orchestrator/plots.py: dots into messages, ``[i]`` into repeated
-    fields, ``[name]`` into repeated messages that have a string field ``name``.
+    fields, ``[name]`` into repeated messages that have a string field ``name``. A
+    ``waterfall`` plot's path has exactly one ``[*]`` (every element) instead.
     """
     parts = _PATH_PART_RE.findall(path)
+    stars = sum(p.endswith("[*]") for p in parts)
+    if waterfall and stars != 1:
+        return (f"a waterfall plots every element of one repeated field: write its path "
+                f"with one [*], e.g. 'beams[*].range_m' or 'port_intensity[*]' (got {stars})")
+    if not waterfall and stars:
+        return "[*] (every element) is for kind = \"waterfall\" plots; pick an element, e.g. [0]"
     for i, segment in enumerate(parts):
         m = _SEGMENT_RE.match(segment)
         assert m is not None  # FIELD_RE checked the syntax
@@ -67,6 +74,8 @@ def _index_problem(f: FieldDescriptor, here: str, index: str | None) -> str | No
         return f"'{here}' is a map; maps are not plotted"
     if index is None:
         return f"'{here}' is a repeated field; pick an element, e.g. '{here}[0]'"
+    if index == "*":
+        return None
     named = f.message_type is not None and "name" in f.message_type.fields_by_name
     if index.isdigit() or named:
         return None

@@ -15,7 +15,7 @@ from ..rig import PlotSpec
 from . import values
 from .connections_section import array_of_tables, unknown_component
 from .report import Report, kind_of
-from .vocabulary import FIELD_RE, PLOT
+from .vocabulary import FIELD_RE, PLOT, PLOT_KINDS
 
 
 def plots(report: Report, value: Any, names: Sequence[str]) -> tuple[list[PlotSpec], list[str]]:
@@ -35,8 +35,9 @@ def plots(report: Report, value: Any, names: Sequence[str]) -> tuple[list[PlotSp
             title = values.string(report, f"{key}.title", spec["title"], required=True)
         series = _series_list(report, f"{key}.series", spec.get("series"), names)
         ylabel = values.string(report, f"{key}.ylabel", PLOT.value(spec, "ylabel"))
-        if title and series and ylabel is not None:
-            out.append(PlotSpec(title=title, series=tuple(series), ylabel=ylabel))
+        kind = values.choice(report, f"{key}.kind", PLOT.value(spec, "kind"), PLOT_KINDS)
+        if title and series and ylabel is not None and kind:
+            out.append(PlotSpec(title=title, series=tuple(series), ylabel=ylabel, kind=kind))
             keys.append(key)
     return out, keys
 

@@ -41,6 +41,9 @@ FIELD_RE = re.compile(rf"^{FIELD_PATH}$")
 """A field path as the plots name it: ``position_ned_m.z``, ``force_n[0]``,
 ``signals[depth].value`` (orchestrator/plots.py)."""
 
+PLOT_KINDS = ("lines", "waterfall")
+"""What a [[plots]] entry draws (orchestrator/plots.py)."""
+
 SEED_LIMIT = 2**64
 MAX_RATE_HZ = 1_000_000_000
 
@@ -255,6 +258,9 @@ PLOT = Table("[[plots]]", "An extra figure drawn after the run.", (
     Key("series", SERIES, "Signals drawn on one axes, each COMPONENT.PORT:FIELD "
         "(FIELD: position_ned_m.z, force_n[0], signals[depth].value).", required=True),
     Key("ylabel", STRING, "Y axis label, with its unit.", ""),
+    Key("kind", enum(PLOT_KINDS), "lines: the series against time on one axes; waterfall: "
+        "one image per series, a row per message, a column per element of the FIELD's "
+        "[*] (beams[*].true_point_ned_m.z, port_intensity[*]).", "lines"),
 ))
 
 SCENARIO_TARGET: Mapping[str, Any] = {

@@ -91,3 +91,20 @@ def test_speckle_keyed_and_the_component_matches_the_model(tmp_path):
     assert not np.array_equal(lines[0], lines[1])  # fresh speckle every ping
     above = SideScanModel(SideScanParams(), flat_engine(60.0)).measure([0, 0, -1.0], LEVEL)
     assert above.reason == common_pb2.REFUSAL_REASON_ABOVE_SURFACE
+
+
+def test_extend_packed_gives_the_same_message_as_extend():
+    from moonpool.components.sensors.common import extend_packed
+
+    a, b = acoustics_pb2.SideScan(), acoustics_pb2.SideScan()
+    x = np.array([0.0, 1.5e-9, -2.0, 3.25])
+    lab = np.array([0, 3, 127, 1])
+    big = np.array([0, 300, 5])
+    a.port_intensity.extend(float(v) for v in x)
+    a.true_port_label.extend(int(v) for v in lab)
+    a.true_starboard_label.extend(int(v) for v in big)
+    extend_packed(b, "port_intensity", x)
+    extend_packed(b, "true_port_label", lab)
+    extend_packed(b, "true_starboard_label", big)  # > 127: the fallback
+    extend_packed(b, "port_intensity", np.zeros(0))
+    assert a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)

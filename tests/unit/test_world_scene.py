@@ -284,3 +284,56 @@ def test_make_scenes_writes_the_committed_files(tmp_path: Path):
                      if p.is_file())
     assert written and all((SCENES / rel).read_bytes() == (tmp_path / "scenes" / rel).read_bytes()
                            for rel in written)
+
+
+def _write_geotiff(path: Path, band: np.ndarray, pixel: float = 0.5, nodata=None) -> None:
+    import rasterio
+    from affine import Affine
+
+    north_up = Affine(pixel, 0.0, 100.0, 0.0, -pixel, 200.0)
+    with rasterio.open(path, "w", driver="GTiff", height=band.shape[0], width=band.shape[1],
+                       count=1, dtype="float32", transform=north_up, nodata=nodata) as dst:
+        dst.write(band.astype(np.float32), 1)
+
+
+def test_geotiff_heightmap_north_up_with_its_own_pixel_size(tmp_path: Path):
+    rows, cols = np.meshgrid(np.arange(4.0), np.arange(5.0), indexing="ij")
+    band = 2.0 * rows + cols  # a plane; row 0 is the northern edge
+    _write_geotiff(tmp_path / "floor.tif", band)
+    path = write(tmp_path, """
+[seabed]
+kind = "heightmap"
+class = "mud"
+file = "floor.tif"
+origin_ned_m = [10.0, 20.0, 50.0]
+depth_scale_m = 0.1
+""")
+    assert validate_scene(path) == []
+    scene = Scene.load(path)
+    engine = scene.engine()
+    for i, j in [(0.3, 0.2), (2.7, 3.6), (1.45, 2.1)]:  # i sample rows north of the south edge
+        n, e = 10.0 + 0.5 * i, 20.0 + 0.5 * j
+        hit = engine.cast(np.array([n, e, 0.0]), DOWN)
+        sample = 2.0 * (3.0 - i) + j  # the file's row 3 - i: flipped north-up
+        assert hit.distance_m[0] == pytest.approx(50.0 + 0.1 * sample, abs=1e-6)
+    bad_res = write(tmp_path, """
+[seabed]
+kind = "heightmap"
+class = "mud"
+file = "floor.tif"
+origin_ned_m = [0.0, 0.0, 50.0]
+resolution_m = 1.0
+""", name="bad.toml")
+    assert any("seabed.resolution_m: 1 m, but the GeoTIFF's pixels are 0.5 m" in p
+               for p in validate_scene(bad_res))
+    holes = band.copy()
+    holes[1, 1] = -9999.0
+    _write_geotiff(tmp_path / "holes.tif", holes, nodata=-9999.0)
+    holed = write(tmp_path, """
+[seabed]
+kind = "heightmap"
+class = "mud"
+file = "holes.tif"
+origin_ned_m = [0.0, 0.0, 50.0]
+""", name="holes.toml")
+    assert any("no-data cells" in p for p in validate_scene(holed))
