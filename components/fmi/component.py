@@ -43,7 +43,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..sdk.component import Component, Port
-from ..sdk.errors import ParameterError, StepFailed
+from ..sdk.errors import ParameterError, PortError, StepFailed
 from .cosimulation import CoSimulation
 from .instance import FmuInstance
 from .mapping import Plan, compile_inputs, compile_outputs, plan
@@ -56,7 +56,8 @@ def make_stepper(fmu: FmuInstance, params: FmuParameters) -> Stepper:
     """The way of stepping of the instance's interface (its model's ``kind``)."""
     if fmu.model.kind == "cs":
         return CoSimulation(fmu)
-    return ModelExchange(fmu, params.step_size, params.substeps)
+    return ModelExchange(fmu, params.solver, params.rtol, params.max_step, params.step_size,
+                         params.substeps)
 
 
 class FmuComponent(Component):
@@ -80,8 +81,10 @@ class FmuComponent(Component):
         for var, value in self.plan.start:
             fmu.call(ParameterError, f"set start value of {var.name}", fmu.set, [var], [value])
         self._read_outputs = compile_outputs(self.plan, fmu)
-        self._apply_inputs = compile_inputs(self.plan, fmu)
         self._stepper = make_stepper(fmu, params)
+        self._apply_inputs = compile_inputs(
+            self.plan, fmu, self._stepper.input_changed
+            if isinstance(self._stepper, ModelExchange) else None)
         self._advance = self._stepper.step
 
     def initialize(self, start_time_ns: int) -> Mapping[str, Any] | None:
@@ -98,7 +101,7 @@ class FmuComponent(Component):
             self._advance(t_ns, dt_ns)
             fmu.time = (t_ns + dt_ns) * 1e-9
             return self._read_outputs(t_ns + dt_ns)
-        except (StepFailed, ParameterError):
+        except (StepFailed, ParameterError, PortError):
             raise
         except Exception as exc:  # a message field that cannot hold a value, ...
             raise fmu.error(StepFailed, f"step at t={t_ns * 1e-9:.9g} s failed", exc,
