@@ -237,3 +237,23 @@ def test_scheduled_execution_refusal_says_what_it_is(tmp_path):
     text = str(info.value)
     assert "Scheduled Execution" in text and "neither" not in text, text
     _ = shutil, StepFailed
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_hydro_fmu_me_with_tunable_d2u_as_an_input(version):
+    """Defect (issue 19): our hydrodynamics FMU in model exchange with the tunable
+    parameter D2_u mapped as an input failed (it can only be set in event mode). Now
+    it runs, and the change takes effect at the next step: from the step where D2_u
+    goes from 141 to 1410 N s2/m2, the surge deceleration du at t + dt differs."""
+    fmu = ROOT / "fmus" / "build" / f"hydrodynamics-fmi{version}.fmu"
+    outs = ("u", "du")
+
+    def run(d2u_after):
+        c = _component(fmu, outs, ("D2_u", "tau_X"), fmi_type="me",
+                       start_values={"init_u": 1.0})
+        return _run(c, outs, 0.1, 0.01, lambda t: _signals(
+            D2_u=141.0 if t < 0.05 - 1e-9 else d2u_after, tau_X=0.0))
+    same, changed = run(141.0), run(1410.0)
+    k = 6  # row of t = 0.06 s: the first output after D2_u was set at t = 0.05 s
+    assert np.array_equal(same[:k], changed[:k])
+    assert changed[k, 2] < same[k, 2] - 1.0  # much stronger quadratic damping at once
