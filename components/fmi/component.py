@@ -39,7 +39,9 @@ naming the FMU file, the FMI function and the FMU's last log messages.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..sdk.component import Component, Port
@@ -50,6 +52,20 @@ from .mapping import Plan, compile_inputs, compile_outputs, plan
 from .model_exchange import ModelExchange
 from .parameters import FmuParameters
 from .stepper import Stepper
+
+
+@dataclass(frozen=True)
+class FmuState:
+    """An FMU state taken by :meth:`FmuComponent.get_state`."""
+
+    handle: Any
+    """fmpy's fmi2FMUstate / fmi3FMUState pointer."""
+    stepper: tuple[float, float]
+    """(FMU time, s; model exchange: next time event, s) when it was taken."""
+
+
+_STATE_HEADER = struct.Struct("<8sdd")
+_STATE_MAGIC = b"mpfmust1"
 
 
 def make_stepper(fmu: FmuInstance, params: FmuParameters) -> Stepper:
@@ -107,6 +123,74 @@ class FmuComponent(Component):
             raise fmu.error(StepFailed, f"step at t={t_ns * 1e-9:.9g} s failed", exc,
                             "check the mapping's field types against the FMU's "
                             "variables") from exc
+
+    # -- FMU state: checkpoints and forks (in-process use; not part of the protocol)
+    #
+    # Call order: initialize, steps, then get_state() any number of times between steps;
+    # set_state(state) returns the FMU (and moonpool's stepper) to it; free_state when
+    # done. save_state() / restore_state(data) do the same with bytes
+    # (fmi2SerializeFMUstate / fmi3SerializeFMUState), which a fresh component with the
+    # same parameters, initialized, can restore to fork a run.
+
+    def _state_api(self) -> tuple[Any, ...]:
+        fmu = self._fmu
+        attrs = fmu.attributes()
+        if not getattr(attrs, "canGetAndSetFMUstate", False):  # fmpy's name, FMI 2 and 3
+            raise StepFailed(f"FMU '{fmu.name}' cannot get and set its state "
+                             "(canGetAndSetFMUState = false)",
+                             fix="checkpoint by re-running from the start instead")
+        inst = fmu.instance
+        if fmu.v3:
+            return (inst.getFMUState, inst.setFMUState, inst.freeFMUState,
+                    inst.serializeFMUState, inst.deserializeFMUState)
+        return (inst.getFMUstate, inst.setFMUstate, inst.freeFMUstate,
+                inst.serializeFMUstate, inst.deSerializeFMUstate)
+
+    def get_state(self) -> FmuState:
+        """The FMU's current state (fmi2GetFMUstate / fmi3GetFMUState) and moonpool's."""
+        get = self._state_api()[0]
+        fmu = self._fmu
+        stepper = self._stepper.snapshot(fmu.time) if isinstance(self._stepper, ModelExchange) \
+            else (fmu.time, 0.0)
+        return FmuState(fmu.call(StepFailed, "get the FMU state", get), stepper)
+
+    def set_state(self, state: FmuState) -> None:
+        """Return the FMU to ``state`` (taken from this FMU by get_state / restore_state)."""
+        set_ = self._state_api()[1]
+        fmu = self._fmu
+        fmu.call(StepFailed, "set the FMU state", set_, state.handle)
+        fmu.time = state.stepper[0]
+        if isinstance(self._stepper, ModelExchange):
+            self._stepper.restored(state.stepper)
+        self._apply_inputs.forget()
+
+    def free_state(self, state: FmuState) -> None:
+        self._fmu.call(StepFailed, "free the FMU state", self._state_api()[2], state.handle)
+
+    def save_state(self) -> bytes:
+        """The current state as bytes (the FMU's serialized state behind a small header)."""
+        api = self._state_api()
+        state = self.get_state()
+        try:
+            data = self._fmu.call(StepFailed, "serialize the FMU state", api[3], state.handle)
+        finally:
+            self.free_state(state)
+        return _STATE_HEADER.pack(_STATE_MAGIC, *state.stepper) + bytes(data)
+
+    def restore_state(self, data: bytes) -> None:
+        """Return the FMU to a state saved by save_state (of an FMU of the same file)."""
+        api = self._state_api()
+        n = _STATE_HEADER.size
+        if len(data) < n or _STATE_HEADER.unpack(data[:n])[0] != _STATE_MAGIC:
+            raise StepFailed(f"FMU '{self._fmu.name}': not a state saved by moonpool's "
+                             "fmu component", fix="give the bytes save_state returned")
+        _magic, t, next_event = _STATE_HEADER.unpack(data[:n])
+        handle = self._fmu.call(StepFailed, "deserialize the FMU state", api[4], data[n:])
+        state = FmuState(handle, (t, next_event))
+        try:
+            self.set_state(state)
+        finally:
+            self.free_state(state)
 
     def terminate(self) -> Mapping[str, float] | None:
         fmu = getattr(self, "_fmu", None)

@@ -453,7 +453,18 @@ def compile_inputs(plan: Plan, fmu: FmuInstance,
             g.emit(f"st = {fn}(I, {vrs}, {n}, {buf}" + (f", {n})" if v3 else ")"), 3)
             g.emit(f"if st > 1: FAIL({fname!r}, st, 'setting the inputs')", 3)
             g.emit(f"{last}[0] = {t}", 3)
-    return g.compile("apply_inputs", "inputs")
+    fn = g.compile("apply_inputs", "inputs")
+    caches = [v for k, v in g.ns.items() if k.startswith("L")]
+
+    def forget() -> None:
+        """Forget the values last set (after an FMU state was restored: set them all again)."""
+        for c in caches:
+            if isinstance(c, list):
+                c[0] = None
+            else:
+                c.clear()
+    fn.forget = forget
+    return fn
 
 
 def _set_signals(fmu: FmuInstance, msg: Any, index: Mapping[str, Variable],

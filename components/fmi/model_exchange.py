@@ -122,6 +122,28 @@ class ModelExchange:
         self.events.append((t, kind))
         del self.events[:-100]
 
+    # -- FMU state
+
+    def snapshot(self, t: float) -> tuple[float, float]:
+        """Before the FMU state is taken at t: re-initialise the solver there (so that a
+        run restored from this state repeats this one exactly); the bookkeeping to keep
+        with the state: (t, next time event)."""
+        self._reset(t)
+        return (t, self._next_event)
+
+    def restored(self, saved: tuple[float, float]) -> None:
+        """After an FMU state was set: states and indicators re-read, solver restarted."""
+        t, self._next_event = saved
+        p = "fmi3" if self.fmu.v3 else "fmi2"
+        self._in_event_mode = False
+        self._inputs_changed = False
+        if self._nx:
+            self._me_call(self._get_x, f"{p}GetContinuousStates", self._xp[0], self._nx)
+        if self._nz:
+            self._me_call(self._get_z, f"{p}GetEventIndicators", self._zp, self._nz)
+            self._zpos[:] = self._z > 0
+        self._reset(t)
+
     # -- inputs
 
     def input_changed(self, discrete: bool) -> None:
