@@ -47,7 +47,7 @@ from typing import Any
 from ..sdk.component import Component, Port
 from ..sdk.errors import ParameterError, PortError, StepFailed
 from .cosimulation import CoSimulation
-from .instance import FmuInstance
+from .instance import FmuInstance, FmuTerminated
 from .mapping import Plan, compile_inputs, compile_outputs, plan
 from .model_exchange import ModelExchange
 from .parameters import FmuParameters
@@ -116,6 +116,13 @@ class FmuComponent(Component):
             fmu.time = t_ns * 1e-9
             self._advance(t_ns, dt_ns)
             fmu.time = (t_ns + dt_ns) * 1e-9
+            return self._read_outputs(t_ns + dt_ns)
+        except FmuTerminated as done:
+            if self.params.terminate_is_error:
+                raise StepFailed(done.message, fix="the FMU ended the simulation; set "
+                                 "terminate_is_error = false to end the run cleanly "
+                                 "instead") from None
+            self.finish(done.message)  # the run ends cleanly after this step
             return self._read_outputs(t_ns + dt_ns)
         except (StepFailed, ParameterError, PortError):
             raise

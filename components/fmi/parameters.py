@@ -41,6 +41,10 @@ class FmuParameters:
         "equal sub-steps no longer than this (0: use substeps)", unit="s"
     )
     substeps: int = param(1, "model exchange with step_size = 0: RK4 steps per communication step")
+    terminate_is_error: bool = param(
+        False, "an FMU that requests termination fails the run (exit 1) instead of ending "
+        "it cleanly (status terminated, exit 0)"
+    )
     log_fmu: bool = param(False, "turn the FMU's debug logging on (its messages go to the log)")
 
     def __post_init__(self) -> None:

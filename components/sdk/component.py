@@ -10,6 +10,11 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
     terminate()                         once, also after a failure: may return metrics
 
+A component that reaches the end of what it can simulate (an FMU that requests
+termination) calls ``self.finish(reason)`` inside ``step`` and returns that step's
+outputs as usual: they are recorded, and the orchestrator ends the run cleanly after
+that instant (status "terminated", exit 0; StepResult.finished on the wire).
+
 Before ``configure`` is called the host sets ``self.name`` (instance name from the
 rig), ``self.seed`` (execution seed) and ``self.period_ns``.
 
@@ -112,6 +117,8 @@ class Component:
     name: str = ""
     seed: int = 0
     period_ns: int = 0
+    finished: str = ""
+    """Non-empty once the component ended the simulation (:meth:`finish`): why."""
 
     @classmethod
     def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
@@ -143,6 +150,11 @@ class Component:
         return None
 
     # -- helpers ---------------------------------------------------------------
+
+    def finish(self, reason: str) -> None:
+        """Inside ``step``: this step is the last one; the run ends cleanly after it
+        (``reason`` goes into the run's summary). The step's outputs are still returned."""
+        self.finished = reason or "finished"
 
     def header(self, t_ns: int, frame_id: str = "") -> common_pb2.Header:
         """A header stamped ``t_ns`` (the host fills source and seq)."""

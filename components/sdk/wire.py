@@ -428,6 +428,7 @@ K_STEP_NS = b"\x10"  # Step.step_ns (2)
 K_INPUT = b"\x1a"  # Step.inputs (3)
 K_OUTPUT = b"\x12"  # StepResult.outputs (2)
 K_COMPUTE = b"\x18"  # StepResult.compute_ns (3)
+K_FINISHED = b"\x22"  # StepResult.finished (4)
 K_PAYLOAD = b"\x1a"  # PortValue.payload (3)
 K_ATTACHMENT = b"\x20"  # PortValue.attachment (4)
 

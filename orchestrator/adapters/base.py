@@ -77,6 +77,9 @@ class Adapter:
         self.times = StepTimes()
         self.description: lc.Description | None = None
         self.failed = False
+        self.finished = ""
+        """Non-empty once a step's result said the component ended the simulation
+        (StepResult.finished): why."""
 
     def describe(self) -> lc.Description:
         raise NotImplementedError

@@ -116,6 +116,8 @@ class InProcessAdapter(Adapter):
             if self._use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         self.times.add(time.perf_counter_ns() - t0)
+        if self.host.component.finished:
+            self.finished = self.host.component.finished
         return to_samples(outputs)
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:

@@ -472,7 +472,10 @@ class RemoteAdapter(Adapter):
     def finish_step(self) -> list[Sample]:
         reply, frames = self._wait()
         self.times.add(time.perf_counter_ns() - self._t_sent)
-        return self._samples(reply.step_result.outputs, frames)
+        result = reply.step_result
+        if result.finished:
+            self.finished = result.finished
+        return self._samples(result.outputs, frames)
 
     def _samples(self, values: Any, frames: list) -> list[Sample]:
         out = []

@@ -294,3 +294,67 @@ def test_fmu_state_save_and_restore(version, kind):
         fork.restore_state(b"nonsense")
     c.terminate()
     fork.terminate()
+
+
+STAIR_RIG = """
+[run]
+until = "10s"
+[components.stair]
+entry = "fmu"
+rate_hz = 10
+{run}
+[components.stair.parameters]
+fmu = "{fmu}"
+fmi_type = "{kind}"
+start_values = {{ stop_count = 3 }}
+{extra}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ counter = "counter" }} }}
+"""
+
+
+def _stair_run(tmp_path, version, kind, run="", extra=""):
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    rig = tmp_path / "rig.toml"
+    rig.write_text(STAIR_RIG.format(fmu=_fmu("stair", version).as_posix(), kind=kind, run=run,
+                                    extra=extra))
+    return run_rig(load_and_check(rig), tmp_path / "out")
+
+
+@pytest.mark.parametrize("kind", ["cs", "me"])
+@pytest.mark.parametrize("version", [2, 3])
+def test_fmu_requested_termination_ends_the_run_cleanly(tmp_path, version, kind):
+    """Defect (issue 19): a termination requested by the FMU failed the run and the last
+    sample was lost (FMI 2 reported only "discard"). The stair asks to terminate when
+    its counter reaches 3, at t = 3 s."""
+    result = _stair_run(tmp_path, version, kind)
+    s = result.summary
+    assert s["status"] == "terminated" and result.exit_code == 0, s["error"]
+    assert s["terminated"]["component"] == "stair"
+    assert s["terminated"]["time_s"] == pytest.approx(3.0)
+    assert f"stair-fmi{version}.fmu' requested termination at t=3 s" in s["terminated"]["reason"]
+    assert s["sim_time_s"] == pytest.approx(3.0)
+    from mcap.reader import make_reader
+    from mcap_protobuf.decoder import DecoderFactory
+
+    with open(tmp_path / "out" / "recording.mcap", "rb") as f:
+        msgs = [m for *_, m in make_reader(f, decoder_factories=[DecoderFactory()])
+                .iter_decoded_messages(topics=["/stair/out"])]
+    assert len(msgs) == 31  # t = 0, 0.1, ..., 3.0: the last sample is recorded
+    assert msgs[-1].header.sim_time_ns == 3 * 10**9 and msgs[-1].signals[0].value == 3
+
+
+def test_fmu_requested_termination_through_a_process(tmp_path):
+    """The same across the wire: StepResult.finished from a child process."""
+    result = _stair_run(tmp_path, 2, "cs", run='run = "process"')
+    assert result.summary["status"] == "terminated", result.summary["error"]
+    assert result.summary["terminated"]["time_s"] == pytest.approx(3.0)
+    assert result.summary["sim_time_s"] == pytest.approx(3.0)
+    assert result.summary["messages"] == 31  # the step after 3 s, already sent, is dropped
+
+
+def test_fmu_requested_termination_as_an_error(tmp_path):
+    result = _stair_run(tmp_path, 3, "cs", extra="terminate_is_error = true")
+    assert result.summary["status"] == "failed" and result.exit_code == 1
+    assert "requested termination at t=3 s" in result.summary["error"]
