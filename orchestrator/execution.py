@@ -216,7 +216,10 @@ class Execution:
             a.idle = self._idle
         for s in self.slots:
             t0 = s.t_now
-            self._publish(s, s.adapter.initialize(t0), t0)
+            if descriptions[s.name].initial_inputs:  # e.g. an FMU: inputs in initialization mode
+                self._publish(s, s.adapter.initialize(t0, self._gather(s, t0)), t0)
+            else:
+                self._publish(s, s.adapter.initialize(t0), t0)
 
     def _wire(self, descriptions: dict[str, lc.Description]) -> None:
         """Check connections against what the components say they are; build routes."""

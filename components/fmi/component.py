@@ -28,8 +28,10 @@ mapping against its model description without running anything.
   file, given by the rig's ``profile`` key), then ``start_values`` (which win).
 
 Co-simulation FMUs are stepped with ``doStep`` (``cosimulation.py``); model-exchange
-FMUs are integrated with a fixed-step RK4 following the FMI event protocol
-(``model_exchange.py``). The per-step work is compiled at configure
+FMUs are integrated with CVODE or a fixed-step RK4 following the FMI event protocol
+(``model_exchange.py``). The inputs visible at the start time are set in
+initialization mode (``initial_inputs``); an FMU that asks to terminate ends the run
+cleanly (``Component.finish``). FMU state: get/set/save/restore_state. The per-step work is compiled at configure
 (``mapping.py``): inputs are set only when their values changed, outputs are read
 with one FMI call per variable type.
 
@@ -103,9 +105,15 @@ class FmuComponent(Component):
             if isinstance(self._stepper, ModelExchange) else None)
         self._advance = self._stepper.step
 
-    def initialize(self, start_time_ns: int) -> Mapping[str, Any] | None:
+    initial_inputs = True  # the SDK passes the inputs visible at t0 to initialize
+
+    def initialize(self, start_time_ns: int,
+                   inputs: Mapping[str, Any] | None = None) -> Mapping[str, Any] | None:
+        """Start values are set (configure); here: initialization mode at t0, the inputs
+        visible at t0 set in it, out of it, then the outputs at t0 (the FMI standard's
+        order: a feedthrough's first output is its first input)."""
         t0 = start_time_ns * 1e-9
-        self._fmu.initialize(t0)
+        self._fmu.initialize(t0, (lambda: self._apply_inputs(inputs)) if inputs else None)
         self._stepper.start(t0)  # model exchange: from event mode to continuous-time mode
         return self._read_outputs(start_time_ns)
 

@@ -123,18 +123,23 @@ class FmuInstance:
             inst.instantiate(loggingOn=logging_on, callbacks=self._callbacks2())
         return inst
 
-    def initialize(self, t0: float) -> None:
+    def initialize(self, t0: float, in_initialization_mode: Any = None) -> None:
         """Initialization mode at t0 (s) and out of it: the FMU is then in step mode
-        (co-simulation) or event mode (model exchange)."""
+        (co-simulation) or event mode (model exchange). ``in_initialization_mode()``,
+        if given, is called in initialization mode (moonpool sets the inputs at t0 there)."""
         inst = self.instance
         self.time = t0
         if not self.v3:
             self.call(StepFailed, "fmi2SetupExperiment", inst.setupExperiment, None, t0)
             self.call(StepFailed, "fmi2EnterInitializationMode", inst.enterInitializationMode)
+            if in_initialization_mode is not None:
+                in_initialization_mode()
             self.call(StepFailed, "fmi2ExitInitializationMode", inst.exitInitializationMode)
         else:
             self.call(StepFailed, "fmi3EnterInitializationMode", inst.enterInitializationMode,
                       None, t0)
+            if in_initialization_mode is not None:
+                in_initialization_mode()
             self.call(StepFailed, "fmi3ExitInitializationMode", inst.exitInitializationMode)
 
     def release(self) -> None:

@@ -61,6 +61,7 @@ class ModelExchange:
         self.substeps = substeps
         self._in_event_mode = False
         self._inputs_changed = False
+        self._initializing = True  # until start(): inputs go in initialization mode
         self._solver: Any = None
         self.events: list[tuple[float, str]] = []
         """(t, kind) of the last 100 events handled: "time", "state", "step", "input"."""
@@ -97,6 +98,7 @@ class ModelExchange:
         self._me_flags = (flag(), flag())
         self._me_flag_refs = tuple(ctypes.byref(f) for f in self._me_flags)
         self._next_event = float("inf")
+        self._initializing = False
         self._event_iteration(t0, enter=False)
         if self.solver_name == "cvode" and (nx or nz):
             self._solver = self._make_cvode(t0)
@@ -149,6 +151,8 @@ class ModelExchange:
     def input_changed(self, discrete: bool) -> None:
         """Called by the compiled inputs before setting a changed value: a discrete input
         or a tunable parameter may only be set in event mode, so enter it (once)."""
+        if self._initializing:
+            return
         self._inputs_changed = True
         if discrete and not self._in_event_mode:
             p = "fmi3" if self.fmu.v3 else "fmi2"

@@ -6,7 +6,9 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
     describe()                          any time: ports and parameters (after configure,
                                         the ports of this instance; see ``ports_for``)
     configure(params)                   once: params is the validated Parameters instance
-    initialize(start_time_ns)           once: may return initial outputs (valid at start)
+    initialize(start_time_ns)           once: may return initial outputs (valid at start);
+                                        with ``initial_inputs = True``:
+                                        initialize(start_time_ns, inputs)
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
     terminate()                         once, also after a failure: may return metrics
 
@@ -119,6 +121,10 @@ class Component:
     period_ns: int = 0
     finished: str = ""
     """Non-empty once the component ended the simulation (:meth:`finish`): why."""
+    initial_inputs: ClassVar[bool] = False
+    """True: ``initialize(start_time_ns, inputs)`` receives the inputs visible at the
+    start time (the initial outputs of the components initialized before it, in rig
+    order), e.g. an FMU applies them in initialization mode."""
 
     @classmethod
     def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:

@@ -294,7 +294,10 @@ class Server:
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
-                    outputs = host.initialize(req.initialize.start_time_ns)
+                    given = req.initialize.inputs
+                    outputs = host.initialize(
+                        req.initialize.start_time_ns,
+                        host.decode_inputs(given, []) if given else None)
                     values, attachments = output_values(outputs)
                     reply.initialized.SetInParent()
                     reply.initialized.outputs.extend(values)

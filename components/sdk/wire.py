@@ -311,6 +311,7 @@ def describe_class(
         kind=cls.kind(),
         description=" ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()),
         protocol_version=PROTOCOL_VERSION,
+        initial_inputs=bool(getattr(cls, "initial_inputs", False)),
     )
     desc.inputs.extend(_port_spec(p, lc.PORT_DIRECTION_INPUT) for p in inputs)
     desc.outputs.extend(_port_spec(p, lc.PORT_DIRECTION_OUTPUT) for p in outputs)

@@ -36,7 +36,7 @@ from moonpool.components.sdk.host import metrics_from_json
 from moonpool.components.sdk.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
 from moonpool.v1 import lifecycle_pb2 as lc
 
-from .base import Adapter, Sample
+from .base import Adapter, Sample, initialize_request
 from .process import ProcessAdapter
 
 
@@ -187,8 +187,9 @@ class GroupMember(Adapter):
     def configure(self, msg: lc.Configure) -> None:
         self._call("configure", msg)
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
-        reply, frames = self._call("initialize", lc.Initialize(start_time_ns=start_time_ns))
+    def initialize(self, start_time_ns: int,
+                   inputs: dict[str, Any] | None = None) -> list[Sample]:
+        reply, frames = self._call("initialize", initialize_request(start_time_ns, inputs))
         return self.conn._samples(reply.initialized.outputs, frames)
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:

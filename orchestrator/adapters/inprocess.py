@@ -77,8 +77,11 @@ class InProcessAdapter(Adapter):
         self.host.configure(msg)
         self._queued = {p.name for p in self.host.inputs if p.queued}
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
-        return to_samples(self.host.initialize(start_time_ns))
+    def initialize(self, start_time_ns: int,
+                   inputs: dict[str, Any] | None = None) -> list[Sample]:
+        decoded = {port: _payload_of(s) for port, s in (inputs or {}).items()
+                   if not isinstance(s, list)}
+        return to_samples(self.host.initialize(start_time_ns, decoded or None))
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
         self._pending = (t_ns, dt_ns, inputs)

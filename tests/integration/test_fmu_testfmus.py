@@ -358,3 +358,54 @@ def test_fmu_requested_termination_as_an_error(tmp_path):
     result = _stair_run(tmp_path, 3, "cs", extra="terminate_is_error = true")
     assert result.summary["status"] == "failed" and result.exit_code == 1
     assert "requested termination at t=3 s" in result.summary["error"]
+
+
+CHAIN_RIG = """
+[run]
+until = "0.3s"
+[components.a]
+entry = "fmu"
+rate_hz = 10
+[components.a.parameters]
+fmu = "{fmu}"
+fmi_type = "cs"
+start_values = {{ real_c_in = 2.5, int_in = 7 }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_out", k = "int_out" }} }}
+[components.b]
+entry = "fmu"
+rate_hz = 10
+{run}
+[components.b.parameters]
+fmu = "{fmu}"
+fmi_type = "{kind}"
+inputs.in = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_in", k = "int_in" }} }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_out", k = "int_out" }} }}
+[[connections]]
+from = "a.out"
+to = "b.in"
+"""
+
+
+@pytest.mark.parametrize("kind,run", [("cs", ""), ("me", ""), ("cs", 'run = "process"')])
+@pytest.mark.parametrize("version", [2, 3])
+def test_t0_output_of_a_feedthrough_equals_its_t0_input(tmp_path, version, kind, run):
+    """Defect (issue 19): the inputs at t = 0 were not applied before initialization, so
+    the first outputs ignored them. Now they are set in initialization mode: b's first
+    output is a's first output (2.5, 7), not b's start values (0, 0)."""
+    from mcap.reader import make_reader
+    from mcap_protobuf.decoder import DecoderFactory
+
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    rig = tmp_path / "rig.toml"
+    rig.write_text(CHAIN_RIG.format(fmu=_fmu("feedthrough", version).as_posix(), kind=kind,
+                                    run=run))
+    result = run_rig(load_and_check(rig), tmp_path / "out")
+    assert result.ok, result.summary["error"]
+    with open(tmp_path / "out" / "recording.mcap", "rb") as f:
+        msgs = [m for *_, m in make_reader(f, decoder_factories=[DecoderFactory()])
+                .iter_decoded_messages(topics=["/b/out"])]
+    assert msgs[0].header.sim_time_ns == 0
+    assert _values(msgs[0]) == {"x": 2.5, "k": 7}
+    assert all(_values(m) == {"x": 2.5, "k": 7} for m in msgs)

@@ -201,7 +201,7 @@ class NamedParameter(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[_Union[ParameterValue, _Mapping]] = ...) -> None: ...
 
 class Description(_message.Message):
-    __slots__ = ("kind", "description", "inputs", "outputs", "parameters", "protocol_version", "extra_schemas")
+    __slots__ = ("kind", "description", "inputs", "outputs", "parameters", "protocol_version", "extra_schemas", "initial_inputs")
     KIND_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
@@ -209,6 +209,7 @@ class Description(_message.Message):
     PARAMETERS_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     EXTRA_SCHEMAS_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_INPUTS_FIELD_NUMBER: _ClassVar[int]
     kind: str
     description: str
     inputs: _containers.RepeatedCompositeFieldContainer[PortSpec]
@@ -216,7 +217,8 @@ class Description(_message.Message):
     parameters: _containers.RepeatedCompositeFieldContainer[ParameterSpec]
     protocol_version: int
     extra_schemas: bytes
-    def __init__(self, kind: _Optional[str] = ..., description: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[ParameterSpec, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., extra_schemas: _Optional[bytes] = ...) -> None: ...
+    initial_inputs: bool
+    def __init__(self, kind: _Optional[str] = ..., description: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[ParameterSpec, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., extra_schemas: _Optional[bytes] = ..., initial_inputs: _Optional[bool] = ...) -> None: ...
 
 class Configure(_message.Message):
     __slots__ = ("instance_name", "seed", "parameters", "period_ns", "peer_timeout_ns")
@@ -233,10 +235,12 @@ class Configure(_message.Message):
     def __init__(self, instance_name: _Optional[str] = ..., seed: _Optional[int] = ..., parameters: _Optional[_Iterable[_Union[NamedParameter, _Mapping]]] = ..., period_ns: _Optional[int] = ..., peer_timeout_ns: _Optional[int] = ...) -> None: ...
 
 class Initialize(_message.Message):
-    __slots__ = ("start_time_ns",)
+    __slots__ = ("start_time_ns", "inputs")
     START_TIME_NS_FIELD_NUMBER: _ClassVar[int]
+    INPUTS_FIELD_NUMBER: _ClassVar[int]
     start_time_ns: int
-    def __init__(self, start_time_ns: _Optional[int] = ...) -> None: ...
+    inputs: _containers.RepeatedCompositeFieldContainer[PortValue]
+    def __init__(self, start_time_ns: _Optional[int] = ..., inputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ...) -> None: ...
 
 class PortValue(_message.Message):
     __slots__ = ("port", "type", "payload", "attachment")
