@@ -409,3 +409,34 @@ def test_t0_output_of_a_feedthrough_equals_its_t0_input(tmp_path, version, kind,
     assert msgs[0].header.sim_time_ns == 0
     assert _values(msgs[0]) == {"x": 2.5, "k": 7}
     assert all(_values(m) == {"x": 2.5, "k": 7} for m in msgs)
+
+
+def test_moonpool_check_refuses_an_fmi3_array_port_with_exit_2(tmp_path):
+    from conftest import moonpool
+
+    rig = tmp_path / "rig.toml"
+    rig.write_text(f"""
+[run]
+until = "1s"
+[components.arr]
+entry = "fmu"
+rate_hz = 10
+[components.arr.parameters]
+fmu = "{_fmu("arrays", 3).as_posix()}"
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ y = "y" }} }}
+""")
+    proc = moonpool("check", str(rig))
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    text = proc.stdout + proc.stderr
+    assert "arrays-fmi3.fmu" in text and "outputs.out.fields.y" in text and "FMI 3 array" in text
+
+
+def test_moonpool_run_of_a_terminating_fmu_exits_0(tmp_path):
+    from conftest import moonpool
+
+    rig = tmp_path / "rig.toml"
+    rig.write_text(STAIR_RIG.format(fmu=_fmu("stair", 3).as_posix(), kind="cs", run="",
+                                    extra=""))
+    proc = moonpool("run", str(rig), "--out", str(tmp_path / "out"), "--set", "run.plots=false")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "terminated by stair at t = 3 s" in proc.stdout + proc.stderr
