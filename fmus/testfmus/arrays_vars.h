@@ -7,8 +7,8 @@
 #define V_y 3
 #define V_gain 6
 
-const char *tf_token_str = "{9fbbdcac-4c61-8db7-d393-8b30fab16c8d}";
-const double tf_h = 1.0;
+const char *tf_token_str = "{648c99e0-9c6e-3448-44a1-d36d125503f4}";
+const double tf_h = 0.01;
 const int tf_nvars = 4;
 const int tf_nx = 0;
 const int tf_nz = 0;

@@ -46,7 +46,7 @@ MODELS: dict[str, dict] = {
               ("t_bounce", "Float64", OUT, DISC, -1.0, 1, "time of the last bounce, s"),
               ("z", "Float64", LOC, CONT, None, 1, "event indicator: h")]),
     "stair": dict(
-        description="stair: time events every period", h=1.0, nz=0, states=[],
+        description="stair: time events every period", h=0.01, nz=0, states=[],
         vars=[("counter", "Int32", OUT, DISC, 0, 1, "steps so far"),
               ("y", "Float64", OUT, DISC, 0.0, 1, "counter as a real"),
               ("period", "Float64", P, FIX, 1.0, 1, "time between steps, s"),
@@ -65,7 +65,7 @@ MODELS: dict[str, dict] = {
               ("k2", "Float64", P, FIX, 3e7, 1, "rate, 1/s"),
               ("k3", "Float64", P, FIX, 1e4, 1, "rate, 1/s")]),
     "feedthrough": dict(
-        description="feedthrough of every type", h=1.0, nz=0, states=[],
+        description="feedthrough of every type", h=0.01, nz=0, states=[],
         vars=[("real_c_in", "Float64", IN, CONT, 0.0, 1, ""),
               ("real_c_out", "Float64", OUT, CONT, None, 1, ""),
               ("real_d_in", "Float64", IN, DISC, 0.0, 1, ""),
@@ -95,7 +95,7 @@ MODELS: dict[str, dict] = {
               ("enum_in", "Enumeration", IN, DISC, 1, 1, "Colour"),
               ("enum_out", "Enumeration", OUT, DISC, None, 1, "Colour")]),
     "arrays": dict(
-        description="FMI 3 arrays: y = gain * u", h=1.0, nz=0, states=[], only3=True,
+        description="FMI 3 arrays: y = gain * u", h=0.01, nz=0, states=[], only3=True,
         vars=[("u", "Float64", IN, CONT, 0.0, 3, "input array"),
               ("y", "Float64", OUT, CONT, None, 3, "output array"),
               ("gain", "Float64", P, TUN, 2.0, 1, "")]),

@@ -32,8 +32,8 @@
 #define V_enum_in 14
 #define V_enum_out 15
 
-const char *tf_token_str = "{280a1315-8524-09a8-8903-cef50a59dd60}";
-const double tf_h = 1.0;
+const char *tf_token_str = "{9610055f-ca02-2683-d7e3-7f12a38f136a}";
+const double tf_h = 0.01;
 const int tf_nvars = 29;
 const int tf_nx = 0;
 const int tf_nz = 0;

@@ -8,8 +8,8 @@
 #define V_period 1
 #define V_stop_count 1
 
-const char *tf_token_str = "{5f139080-87cb-048b-01d5-1abc3d6fbadd}";
-const double tf_h = 1.0;
+const char *tf_token_str = "{b169d23c-e14e-78f7-1303-c1d758c003c7}";
+const double tf_h = 0.01;
 const int tf_nvars = 5;
 const int tf_nx = 0;
 const int tf_nz = 0;

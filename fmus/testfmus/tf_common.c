@@ -45,6 +45,8 @@ int tf_enter_initialization(TfInstance *c, double t0)
     if (c->s.mode != MODE_INSTANTIATED)
         return tf_log(c, TF_ERROR, "enterInitializationMode: illegal call sequence");
     c->s.time = t0;
+    c->s.t0 = t0;
+    c->s.n = 0;
     c->s.mode = MODE_INITIALIZATION;
     return TF_OK;
 }
@@ -224,6 +226,45 @@ static int crossed(const double *z0, const double *z1)
     return 0;
 }
 
+/* Integrate from s->time to `target` (> s->time): one RK4 step, cut at a state event
+ * (bisection); handles the event (time event if `time_event` and the target is reached).
+ * Returns 1 if the target was reached. */
+static int advance(TfSnapshot *s, double target, int time_event)
+{
+    const double dt = target - s->time;
+    int event = time_event, reached = 1;
+    if (tf_nx) {
+        double x0[TF_MAXX], z0[TF_MAXZ], z1[TF_MAXZ];
+        const double t0 = s->time;
+        for (int j = 0; j < tf_nx; j++) x0[j] = s->r[tf_state_off[j]];
+        if (tf_nz) tf_model_indicators(s, z0);
+        rk4(s, x0, t0, dt);
+        if (tf_nz) {
+            tf_model_indicators(s, z1);
+            if (crossed(z0, z1)) { /* locate the state event by bisection */
+                double lo = 0.0, hi = dt;
+                while (hi - lo > 1e-13) {
+                    const double mid = 0.5 * (lo + hi);
+                    rk4(s, x0, t0, mid);
+                    tf_model_indicators(s, z1);
+                    if (crossed(z0, z1)) hi = mid; else lo = mid;
+                }
+                if (hi < dt) {
+                    rk4(s, x0, t0, hi);
+                    reached = 0;
+                    event = 1;
+                } else {
+                    s->time = target;
+                    event = 1;
+                }
+            }
+        }
+    }
+    if (reached) s->time = target;
+    if (event) tf_model_event(s);
+    return reached;
+}
+
 int tf_do_step(TfInstance *c, double t, double h)
 {
     TfSnapshot *s = &c->s;
@@ -231,42 +272,32 @@ int tf_do_step(TfInstance *c, double t, double h)
     if (fabs(t - s->time) > 1e-9 * fmax(1.0, fabs(t)))
         return tf_log(c, TF_ERROR, "doStep: communication point %.17g is not the FMU's time %.17g",
                       t, s->time);
-    const double tend = t + h, eps = 1e-12 * fmax(1.0, fabs(tend));
-    s->time = t;
-    while (s->time < tend - eps) {
-        double dt = fmin(tf_h, tend - s->time);
-        int event = 0;
-        if (s->next_defined && s->next_event <= s->time + dt + eps) {
-            dt = s->next_event - s->time;
-            event = 1;
+    const double tend = t + h;
+    const long long n_end = llround((tend - s->t0) / tf_h);
+    const int on_grid = fabs(s->t0 + (double)n_end * tf_h - tend) <= 1e-9 * fmax(1.0, fabs(tend));
+    const double eps = 1e-12 * fmax(1.0, fabs(tend));
+    while (!s->terminate) {
+        /* the next grid point, or tend when the step is not a multiple of tf_h */
+        double grid = s->t0 + (double)(s->n + 1) * tf_h;
+        int is_grid = 1;
+        if (s->n + 1 > n_end || (!on_grid && grid > tend - eps)) {
+            if (on_grid || s->time >= tend - eps) break;
+            grid = tend;
+            is_grid = 0;
         }
-        if (tf_nx) {
-            double x0[TF_MAXX], z0[TF_MAXZ], z1[TF_MAXZ];
-            const double t0 = s->time;
-            for (int j = 0; j < tf_nx; j++) x0[j] = s->r[tf_state_off[j]];
-            if (tf_nz) tf_model_indicators(s, z0);
-            rk4(s, x0, t0, dt);
-            if (tf_nz) {
-                tf_model_indicators(s, z1);
-                if (crossed(z0, z1)) { /* locate the state event by bisection */
-                    double lo = 0.0, hi = dt;
-                    while (hi - lo > 1e-13) {
-                        const double mid = 0.5 * (lo + hi);
-                        rk4(s, x0, t0, mid);
-                        tf_model_indicators(s, z1);
-                        if (crossed(z0, z1)) hi = mid; else lo = mid;
-                    }
-                    rk4(s, x0, t0, hi);
-                    event = 1;
-                }
-            }
-        } else {
-            s->time += dt;
+        double target = grid;
+        int time_event = 0;
+        if (s->next_defined && s->next_event <= grid + eps) {
+            time_event = 1;
+            if (s->next_event < grid - eps) target = s->next_event;
         }
-        if (event) tf_model_event(s);
-        if (s->terminate) break;
+        if (target <= s->time) { /* an event due now */
+            tf_model_event(s);
+            continue;
+        }
+        if (advance(s, target, time_event) && target == grid && is_grid) s->n += 1;
     }
-    if (!s->terminate) s->time = tend;
+    if (!s->terminate) s->time = on_grid ? s->t0 + (double)s->n * tf_h : tend;
     tf_model_outputs(s);
     return TF_OK;
 }

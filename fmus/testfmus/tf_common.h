@@ -9,8 +9,10 @@
  *   enter/exit init      tf_enter_initialization / tf_exit_initialization (tf_model_init)
  *   model exchange:      set time / states, get derivatives / event indicators,
  *                        event mode -> tf_update_discrete (tf_model_event) -> continuous
- *   co-simulation:       tf_do_step: fixed RK4 sub-steps of TF_H, time events hit
- *                        exactly, state events located by bisection (to 1e-13 s)
+ *   co-simulation:       tf_do_step: fixed RK4 sub-steps on the grid t0 + n tf_h
+ *                        (so the result does not depend on the last bits of the
+ *                        importer's t and h), time events hit exactly, state events
+ *                        located by bisection (to 1e-13 s), then on to the grid point
  *
  * Every value lives in one of four arrays of TfSnapshot, at an offset per variable
  * (V_<name> in the generated <model>_vars.h; an FMI 3 array occupies dim slots).
@@ -46,7 +48,8 @@ typedef struct {
     double next_event;     /* next time event, s */
     int next_defined;
     int terminate;         /* the model asks to end the simulation */
-    int event_pending;     /* co-simulation: an event is due at the end of this sub-step */
+    double t0;             /* start time, s */
+    long long n;           /* co-simulation: sub-steps of tf_h done (grid t0 + n tf_h) */
 } TfSnapshot;
 
 typedef void (*TfLogFn)(void *ctx, int status, const char *category, const char *message);
