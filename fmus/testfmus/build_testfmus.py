@@ -51,7 +51,9 @@ MODELS: dict[str, dict] = {
               ("y", "Float64", OUT, DISC, 0.0, 1, "counter as a real"),
               ("period", "Float64", P, FIX, 1.0, 1, "time between steps, s"),
               ("stop_count", "Int32", P, FIX, 0, 1,
-               "> 0: ask to terminate when the counter reaches it")]),
+               "> 0: ask to terminate when the counter reaches it"),
+              ("discard_count", "Int32", P, FIX, 0, 1,
+               "> 0: co-simulation doStep returns discard when the counter reaches it")]),
     "robertson": dict(
         description="Robertson's stiff kinetics", h=1e-4, nz=0,
         states=[("y1", "der(y1)"), ("y2", "der(y2)"), ("y3", "der(y3)")],

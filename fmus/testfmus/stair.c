@@ -1,6 +1,8 @@
 /* Stair (time events): the counter steps by one every `period` seconds, at exact
  * times k * period; with stop_count > 0 the model asks to terminate the simulation
- * when the counter reaches it. No continuous states. */
+ * when the counter reaches it; with discard_count > 0 its co-simulation doStep returns
+ * discard (without asking to terminate) when the counter reaches that. No continuous
+ * states. */
 #include "stair_vars.h"
 
 void tf_model_init(TfSnapshot *s)
@@ -21,5 +23,6 @@ void tf_model_event(TfSnapshot *s)
         s->i[V_counter] += 1;
         s->next_event += s->r[V_period];
         if (s->i[V_stop_count] > 0 && s->i[V_counter] >= s->i[V_stop_count]) s->terminate = 1;
+        if (s->i[V_discard_count] > 0 && s->i[V_counter] >= s->i[V_discard_count]) s->discard = 1;
     }
 }

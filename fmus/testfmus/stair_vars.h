@@ -7,10 +7,11 @@
 #define V_y 0
 #define V_period 1
 #define V_stop_count 1
+#define V_discard_count 2
 
-const char *tf_token_str = "{b169d23c-e14e-78f7-1303-c1d758c003c7}";
+const char *tf_token_str = "{da9fe783-684d-a70c-20ec-e6a48ed8c713}";
 const double tf_h = 0.01;
-const int tf_nvars = 5;
+const int tf_nvars = 6;
 const int tf_nx = 0;
 const int tf_nz = 0;
 const int tf_state_off[] = {0};
@@ -21,6 +22,7 @@ const TfVar tf_vars[] = {
     {"y", TF_R, 0, 1, TF_OUTPUT},
     {"period", TF_R, 1, 1, TF_PARAM_FIXED},
     {"stop_count", TF_I, 1, 1, TF_PARAM_FIXED},
+    {"discard_count", TF_I, 2, 1, TF_PARAM_FIXED},
 };
 
 void tf_model_start(TfSnapshot *s)
@@ -29,4 +31,5 @@ void tf_model_start(TfSnapshot *s)
     s->r[0] = 0.0;
     s->r[1] = 1.0;
     s->i[1] = 0;
+    s->i[2] = 0;
 }

@@ -296,6 +296,8 @@ int tf_do_step(TfInstance *c, double t, double h)
             continue;
         }
         if (advance(s, target, time_event) && target == grid && is_grid) s->n += 1;
+        if (s->discard)
+            return tf_log(c, TF_DISCARD, "doStep: the model cannot go on past t = %g s", s->time);
     }
     if (!s->terminate) s->time = on_grid ? s->t0 + (double)s->n * tf_h : tend;
     tf_model_outputs(s);

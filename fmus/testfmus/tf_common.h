@@ -48,6 +48,7 @@ typedef struct {
     double next_event;     /* next time event, s */
     int next_defined;
     int terminate;         /* the model asks to end the simulation */
+    int discard;           /* co-simulation: the model cannot complete the step */
     double t0;             /* start time, s */
     long long n;           /* co-simulation: sub-steps of tf_h done (grid t0 + n tf_h) */
 } TfSnapshot;

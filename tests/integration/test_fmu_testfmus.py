@@ -304,19 +304,19 @@ rate_hz = 10
 [components.stair.parameters]
 fmu = "{fmu}"
 fmi_type = "{kind}"
-start_values = {{ stop_count = 3 }}
+start_values = {{ {start} }}
 {extra}
 outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ counter = "counter" }} }}
 """
 
 
-def _stair_run(tmp_path, version, kind, run="", extra=""):
+def _stair_run(tmp_path, version, kind, run="", extra="", start="stop_count = 3"):
     from moonpool.orchestrator.rigfile import load_and_check
     from moonpool.orchestrator.run import run_rig
 
     rig = tmp_path / "rig.toml"
     rig.write_text(STAIR_RIG.format(fmu=_fmu("stair", version).as_posix(), kind=kind, run=run,
-                                    extra=extra))
+                                    extra=extra, start=start))
     return run_rig(load_and_check(rig), tmp_path / "out")
 
 
@@ -434,7 +434,19 @@ def test_moonpool_run_of_a_terminating_fmu_exits_0(tmp_path):
 
     rig = tmp_path / "rig.toml"
     rig.write_text(STAIR_RIG.format(fmu=_fmu("stair", 3).as_posix(), kind="cs", run="",
-                                    extra=""))
+                                    extra="", start="stop_count = 3"))
     proc = moonpool("run", str(rig), "--out", str(tmp_path / "out"), "--set", "run.plots=false")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "terminated by stair at t = 3 s" in proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("version", [2, 3])
+def test_fmu_discard_fails_the_step_with_its_log(tmp_path, version):
+    """A doStep that returns discard without asking to terminate fails the run, naming
+    the FMU, the time and the FMU's log (FMI 2: fmi2Terminated is false)."""
+    result = _stair_run(tmp_path, version, "cs", start="discard_count = 2")
+    s = result.summary
+    assert s["status"] == "failed" and result.exit_code == 1
+    err = s["error"]
+    assert f"stair-fmi{version}.fmu" in err and "discard" in err, err
+    assert "the model cannot go on past t = 2 s" in err, err  # the FMU's log
