@@ -450,3 +450,58 @@ def test_fmu_discard_fails_the_step_with_its_log(tmp_path, version):
     err = s["error"]
     assert f"stair-fmi{version}.fmu" in err and "discard" in err, err
     assert "the model cannot go on past t = 2 s" in err, err  # the FMU's log
+
+
+def test_t0_inputs_and_termination_in_a_process_group(tmp_path):
+    """Both protocol additions through a process group (one child, StepBatch): b's
+    first output is a's first output, and a stair in the group ends the run at 3 s."""
+    from mcap.reader import make_reader
+    from mcap_protobuf.decoder import DecoderFactory
+
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    ft, stair = _fmu("feedthrough", 3).as_posix(), _fmu("stair", 3).as_posix()
+    rig = tmp_path / "rig.toml"
+    rig.write_text(f"""
+[run]
+until = "10s"
+[components.a]
+entry = "fmu"
+rate_hz = 10
+run = "process"
+group = "g"
+[components.a.parameters]
+fmu = "{ft}"
+start_values = {{ real_c_in = 2.5, int_in = 7 }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_out", k = "int_out" }} }}
+[components.b]
+entry = "fmu"
+rate_hz = 10
+run = "process"
+group = "g"
+[components.b.parameters]
+fmu = "{ft}"
+inputs.in = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_in", k = "int_in" }} }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_out", k = "int_out" }} }}
+[components.stair]
+entry = "fmu"
+rate_hz = 10
+run = "process"
+group = "g"
+[components.stair.parameters]
+fmu = "{stair}"
+start_values = {{ stop_count = 3 }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ counter = "counter" }} }}
+[[connections]]
+from = "a.out"
+to = "b.in"
+""")
+    result = run_rig(load_and_check(rig), tmp_path / "out")
+    s = result.summary
+    assert s["status"] == "terminated", s["error"]
+    assert s["terminated"]["component"] == "stair" and s["terminated"]["time_s"] == 3.0
+    with open(tmp_path / "out" / "recording.mcap", "rb") as f:
+        msgs = [m for *_, m in make_reader(f, decoder_factories=[DecoderFactory()])
+                .iter_decoded_messages(topics=["/b/out"])]
+    assert _values(msgs[0]) == {"x": 2.5, "k": 7} and len(msgs) == 31
