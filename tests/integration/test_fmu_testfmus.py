@@ -505,3 +505,18 @@ to = "b.in"
         msgs = [m for *_, m in make_reader(f, decoder_factories=[DecoderFactory()])
                 .iter_decoded_messages(topics=["/b/out"])]
     assert _values(msgs[0]) == {"x": 2.5, "k": 7} and len(msgs) == 31
+
+
+@pytest.mark.parametrize("kind,fmpy_kind", [("cs", "CoSimulation"), ("me", "ModelExchange")])
+@pytest.mark.parametrize("version", [2, 3])
+def test_feedthrough_equals_fmpy(version, kind, fmpy_kind):
+    """The feedthrough with the same start values as fmpy gets: the same outputs."""
+    start = {"real_c_in": 1.25, "real_d_in": -3.5, "int_in": -42, "bool_in": True,
+             "enum_in": 2, "gain": 4.0}
+    outs = ("real_c_out", "real_d_out", "int_out", "bool_out", "enum_out", "scaled")
+    fmu = _fmu("feedthrough", version)
+    ours = _run(_component(fmu, outs, fmi_type=kind, start_values=start), outs, 0.5, 0.1)
+    ref = _fmpy(fmu, fmpy_kind, outs, 0.5, 0.1, start_values=start,
+                **({"record_events": False} if kind == "me" else {}))
+    assert np.array_equal(ours[:, 1:], ref[:, 1:].astype(float))
+    assert list(ours[0, 1:]) == [1.25, -3.5, -42, 1, 2, 5.0]
