@@ -369,15 +369,21 @@ def compile_shared(cc: str, sources: list[Path], include: list[Path], out: Path)
         print(res.stderr, file=sys.stderr)
 
 
-def build_one(version: int, cc: str, headers: Path, dest: Path) -> None:
-    wrapper = f"fmi{version}.c"
-    xml = model_description_fmi3() if version == 3 else model_description_fmi2()
+def platform_of(version: int) -> str:
+    """The binaries/ folder of this platform: FMI 3 x86_64-linux, FMI 2 linux64, ..."""
     platform = "x86_64-linux" if version == 3 else "linux64"
     if sys.platform != "linux" or os.uname().machine not in ("x86_64", "AMD64"):
         import platform as pf
         arch = {"aarch64": "aarch64", "arm64": "aarch64"}.get(pf.machine(), pf.machine())
         system = {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
         platform = f"{arch}-{system}" if version == 3 else f"{system}64"
+    return platform
+
+
+def build_one(version: int, cc: str, headers: Path, dest: Path) -> None:
+    wrapper = f"fmi{version}.c"
+    xml = model_description_fmi3() if version == 3 else model_description_fmi2()
+    platform = platform_of(version)
     ext = {"darwin": ".dylib", "win32": ".dll"}.get(sys.platform, ".so")
     with tempfile.TemporaryDirectory() as tmp:
         lib = Path(tmp) / f"{MODEL}{ext}"
@@ -415,21 +421,35 @@ def inputs() -> list[Path]:
 
 
 def build(force: bool = False, cc: str | None = None) -> list[Path]:
-    """Build both FMUs when needed; return their paths."""
+    """Build both FMUs when needed, and the test FMUs (fmus/testfmus/build_testfmus.py); return
+    the two FMUs' paths."""
     write_if_changed(SRC / "variables.h", variables_header())
     fmus = outputs()
-    if not force and all(f.exists() for f in fmus):
-        newest_src = max(p.stat().st_mtime for p in inputs())
-        if min(f.stat().st_mtime for f in fmus) >= newest_src:
-            return fmus
+    cc = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    up_to_date = not force and all(f.exists() for f in fmus) and \
+        min(f.stat().st_mtime for f in fmus) >= max(p.stat().st_mtime for p in inputs())
+    if not up_to_date:
+        if not cc:
+            sys.exit("error: no C compiler found (install gcc or clang, or set CC)")
+        headers = fmi_headers()
+        BUILD.mkdir(parents=True, exist_ok=True)
+        build_one(3, cc, headers, fmus[0])
+        build_one(2, cc, headers, fmus[1])
+    build_test_fmus(cc, force)
+    return fmus
+
+
+def build_test_fmus(cc: str | None = None, force: bool = False) -> list[Path]:
+    """The FMI test FMUs (fmus/testfmus/): built when older than their sources."""
+    sys.path.insert(0, str(HERE / "testfmus"))
+    try:
+        import build_testfmus as testfmus
+    finally:
+        sys.path.pop(0)
     cc = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     if not cc:
         sys.exit("error: no C compiler found (install gcc or clang, or set CC)")
-    headers = fmi_headers()
-    BUILD.mkdir(parents=True, exist_ok=True)
-    build_one(3, cc, headers, fmus[0])
-    build_one(2, cc, headers, fmus[1])
-    return fmus
+    return testfmus.build(cc, fmi_headers(), compile_shared, platform_of, force)
 
 
 def main(argv: list[str] | None = None) -> int:

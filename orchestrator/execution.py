@@ -143,11 +143,12 @@ class _Hole:
     """A step sent and not collected yet: its place in the message stream, and when
     its messages become visible."""
 
-    __slots__ = ("slot", "visible_ns", "deadline", "rows")
+    __slots__ = ("slot", "visible_ns", "end_ns", "deadline", "rows")
 
     def __init__(self, slot: _Slot, visible_ns: int, deadline: float) -> None:
         self.slot = slot
         self.visible_ns = visible_ns
+        self.end_ns = slot.t_next  # the end of the step (the slot advances before collection)
         self.deadline = deadline  # time.monotonic() after which it is overdue
         self.rows: list | None = None  # the observer writes, once collected
 
@@ -170,6 +171,9 @@ class Execution:
             self._rank = {s.name: s.index for s in self.slots}
         self.time_ns = 0
         self.ticks = 0
+        self.finished: tuple[str, int, str] | None = None
+        """(component, time ns, why) of the step that ended the simulation
+        (StepResult.finished): the run stops after that instant."""
         # Real-time mode (orchestrator/realtime.py): called with each tick's time
         # before anything is stepped; it waits for the tick's wall-clock deadline.
         self.pace: Callable[[int], None] | None = None
@@ -218,7 +222,10 @@ class Execution:
             a.idle = self._idle
         for s in self.slots:
             t0 = s.t_now
-            self._publish(s, s.adapter.initialize(t0), t0)
+            if descriptions[s.name].initial_inputs:  # e.g. an FMU: inputs in initialization mode
+                self._publish(s, s.adapter.initialize(t0, self._gather(s, t0)), t0)
+            else:
+                self._publish(s, s.adapter.initialize(t0), t0)
 
     def _wire(self, descriptions: dict[str, lc.Description]) -> None:
         """Check connections against what the components say they are; build routes."""
@@ -333,7 +340,7 @@ class Execution:
         rows: list = []
         before, self._write = self._write, self._defer_to(rows)
         try:
-            self._publish(s, samples, hole.visible_ns)
+            self._publish(s, samples, hole.visible_ns, hole.end_ns)
         finally:
             self._write = before
         hole.rows = rows
@@ -422,7 +429,11 @@ class Execution:
         if left > 0:
             time.sleep(left)
 
-    def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int) -> None:
+    def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int,
+                 end_ns: int | None = None) -> None:
+        if self.finished is not None:  # a component ended the simulation: nothing after it
+            if (slot.t_next if end_ns is None else end_ns) > self.finished[1]:
+                return
         write = self._write
         outs = slot.outs
         for sample in samples:
@@ -440,6 +451,9 @@ class Execution:
             for target, delay in out[2]:
                 target.queue.append((visible_ns + delay, sample))
         self.messages += len(samples)
+        if slot.adapter.finished and self.finished is None:
+            self.finished = (slot.name, slot.t_next if end_ns is None else end_ns,
+                             slot.adapter.finished)
 
     def _plan(self, due: list[_Slot]) -> tuple[list, list]:
         """How to step a set of due components under Jacobi (cached per set): the
@@ -486,7 +500,7 @@ class Execution:
         finally:
             self._write = self.observer.write
             self._write_pending()
-        self.time_ns = until
+        self.time_ns = until if self.finished is None else min(until, self.finished[1])
 
     def _loop(self, until: int, heap: list, jacobi: bool,
               progress: Callable[[int], None] | None) -> None:
@@ -503,7 +517,7 @@ class Execution:
         hole = self._hole
         heappop, heappush = heapq.heappop, heapq.heappush
         last_progress = time.monotonic()
-        while heap and heap[0][0] < until:
+        while heap and heap[0][0] < until and self.finished is None:
             t = heap[0][0]
             due = []
             while heap and heap[0][0] == t:

@@ -81,7 +81,8 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return self.summary["status"] == "ok"
+        """Ended well: ran to the end, or a component ended it (status "terminated")."""
+        return self.summary["status"] in ("ok", "terminated")
 
     @property
     def exit_code(self) -> int:
@@ -287,6 +288,11 @@ def run_rig(
     sim_ns = execution.time_ns if execution is not None else 0
     if status == "ok" and shutdown_problems:
         status, error = "failed", "; ".join(shutdown_problems)
+    terminated = None
+    if status == "ok" and execution is not None and execution.finished is not None:
+        by, at_ns, why = execution.finished
+        status = "terminated"
+        terminated = {"component": by, "time_s": at_ns * 1e-9, "reason": why}
     components = {}
     for c in rig.components:
         a = adapters.get(c.name)
@@ -299,6 +305,7 @@ def run_rig(
         "status": status,
         "error": error,
         "failed_component": failed_component,
+        **({"terminated": terminated} if terminated else {}),
         "rig": rig.name,
         "seed": rig.run.seed,
         "algorithm": rig.run.algorithm,

@@ -171,6 +171,10 @@ def format_table(summary: Mapping[str, Any]) -> str:
     if summary.get("insecure"):
         lines += ["", "INSECURE: no authentication or encryption for "
                   + ", ".join(summary["insecure"]) + " (insecure = true in the rig)"]
-    if status != "ok" or summary.get("error"):
+    term = summary.get("terminated")
+    if status == "terminated" and term:
+        lines += ["", f"terminated by {term['component']} at t = {term['time_s']:g} s: "
+                  f"{term['reason']}"]
+    elif status != "ok" or summary.get("error"):
         lines += ["", f"error: {summary.get('error') or 'unknown error'}"]
     return "\n".join(lines)

@@ -13,14 +13,16 @@ Call order (the SDK calls the component; indented: what it calls in this package
       FmuInstance.set(start values)        profile [parameters], then start_values
       mapping.compile_outputs / _inputs    the per-step I/O, generated Python code
       make_stepper(fmu, params)            CoSimulation | ModelExchange (a Stepper)
-    FmuComponent.initialize(t0)
-      FmuInstance.initialize(t0)           enter/exit initialization mode
+    FmuComponent.initialize(t0, inputs)
+      FmuInstance.initialize(t0, ...)      enter initialization mode, the inputs at t0
+                                           set (compiled), exit initialization mode
       Stepper.start(t0)                    ME: event iteration, continuous-time mode
       read_outputs(t0)                     compiled
     FmuComponent.step(t, dt, inputs)       per step, nothing else:
       apply_inputs(inputs)                 compiled: set only values that changed
       Stepper.step(t, dt)                  CS: doStep (constant steps subdivided);
-                                           ME: RK4 sub-steps, time/step events
+                                           ME: CVODE or RK4, time/state/step events
+      (FMU asks to terminate)              self.finish(why): the run ends cleanly
       read_outputs(t + dt)                 compiled
     FmuComponent.terminate()
       FmuInstance.release()                terminate, free, remove the unzipped folder
@@ -37,8 +39,8 @@ Modules, one purpose each:
 - ``stepper.py``: the :class:`~.stepper.Stepper` interface (``start``, ``step``)
   shared by
 - ``cosimulation.py``: :class:`~.cosimulation.CoSimulation` (``doStep``) and
-- ``model_exchange.py``: :class:`~.model_exchange.ModelExchange` (fixed-step RK4 with
-  the FMI event protocol);
+- ``model_exchange.py``: :class:`~.model_exchange.ModelExchange` (CVODE or fixed-step
+  RK4, with the FMI event protocol; discrete inputs set in event mode);
 - ``component.py``: :class:`FmuComponent`, the SDK component tying them together (the
   rig's view of it is in its docstring and docs/third-party-fmus.md).
 

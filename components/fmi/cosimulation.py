@@ -47,9 +47,9 @@ class CoSimulation:
             t = t_ns * 1e-9
             st = self._do_step_fn(self._handle, t, dt_ns * 1e-9, *self._step_args)
             if st > 1:
-                self.fmu.status_failed(self._name, st, "a step")
+                self._failed(st, t)
             if self._terminate is not None and self._terminate.value:
-                raise self.fmu.terminated(self._name, t)
+                raise self.fmu.terminated(self._name, self._last_time.value)
         else:
             self._fixed_steps(t_ns, dt_ns)
 
@@ -57,9 +57,25 @@ class CoSimulation:
         """One doStep from t over dt (s)."""
         st = self._do_step_fn(self._handle, t, dt, *self._step_args)
         if st > 1:
-            self.fmu.status_failed(self._name, st, "a step")
+            self._failed(st, t)
         if self._terminate is not None and self._terminate.value:
-            raise self.fmu.terminated(self._name, t)
+            raise self.fmu.terminated(self._name, self._last_time.value)
+
+    def _failed(self, status: int, t: float) -> None:
+        """doStep returned discard or worse. FMI 2: discard with fmi2Terminated true is
+        the FMU asking to terminate (fmi2GetBooleanStatus); else a failure with its log."""
+        fmu = self.fmu
+        if status == 2 and not fmu.v3:
+            terminated, last = ctypes.c_int(0), ctypes.c_double(t)
+            if fmu.raw("fmi2GetBooleanStatus")(self._handle, 3, ctypes.byref(terminated)) == 0 \
+                    and terminated.value:  # 3 = fmi2Terminated
+                fmu.raw("fmi2GetRealStatus")(self._handle, 2, ctypes.byref(last))  # 2 = last time
+                raise fmu.terminated("fmi2DoStep returned discard, fmi2Terminated", last.value)
+            raise StepFailed(
+                f"FMU '{fmu.name}': fmi2DoStep returned discard at t={t:.9g} s (the FMU "
+                f"could not complete the step and did not ask to terminate){fmu.log_text()}",
+                fix="see the FMU's log above; check its inputs, parameters and step size")
+        fmu.status_failed(self._name, status, "a step")
 
     def _fixed_steps(self, t_ns: int, dt_ns: int) -> None:
         """canHandleVariableCommunicationStepSize = false: whole multiples of the first step."""

@@ -56,6 +56,18 @@ def _fmi2_logger() -> Any:
 # ----------------------------------------------------------------- instance
 
 
+class FmuTerminated(Exception):
+    """The FMU asked to terminate the simulation (terminateSimulation, FMI 3
+    terminateRequested, FMI 2 fmi2Discard with fmi2Terminated); not an error by itself:
+    FmuComponent.step turns it into the end of the run."""
+
+    def __init__(self, message: str, t: float) -> None:
+        super().__init__(message)
+        self.message = message
+        self.t = t
+        """The FMU's time when it asked, s."""
+
+
 class FmuInstance:
     """An FMU of ``model`` unzipped into a temporary folder and instantiated
     (:meth:`open`) for the interface ``model.kind``; :meth:`release` frees it."""
@@ -111,18 +123,23 @@ class FmuInstance:
             inst.instantiate(loggingOn=logging_on, callbacks=self._callbacks2())
         return inst
 
-    def initialize(self, t0: float) -> None:
+    def initialize(self, t0: float, in_initialization_mode: Any = None) -> None:
         """Initialization mode at t0 (s) and out of it: the FMU is then in step mode
-        (co-simulation) or event mode (model exchange)."""
+        (co-simulation) or event mode (model exchange). ``in_initialization_mode()``,
+        if given, is called in initialization mode (moonpool sets the inputs at t0 there)."""
         inst = self.instance
         self.time = t0
         if not self.v3:
             self.call(StepFailed, "fmi2SetupExperiment", inst.setupExperiment, None, t0)
             self.call(StepFailed, "fmi2EnterInitializationMode", inst.enterInitializationMode)
+            if in_initialization_mode is not None:
+                in_initialization_mode()
             self.call(StepFailed, "fmi2ExitInitializationMode", inst.exitInitializationMode)
         else:
             self.call(StepFailed, "fmi3EnterInitializationMode", inst.enterInitializationMode,
                       None, t0)
+            if in_initialization_mode is not None:
+                in_initialization_mode()
             self.call(StepFailed, "fmi3ExitInitializationMode", inst.exitInitializationMode)
 
     def release(self) -> None:
@@ -196,13 +213,12 @@ class FmuInstance:
             fix="see the FMU's log above; check its inputs and parameters",
         )
 
-    def terminated(self, function: str, t: float) -> StepFailed:
-        """The error for an FMU that asks to terminate the simulation at t (s)."""
-        return StepFailed(
-            f"FMU '{self.name}': {function} at t={t:.9g} s asked to terminate the "
-            f"simulation{self.log_text()}",
-            fix="see the FMU's documentation for when it stops",
-        )
+    def terminated(self, function: str, t: float) -> FmuTerminated:
+        """What the steppers raise for an FMU that asks to terminate the simulation at
+        t (s); the component ends the run cleanly (or fails it, terminate_is_error)."""
+        return FmuTerminated(
+            f"FMU '{self.name}' requested termination at t={t:.9g} s ({function})"
+            f"{self.log_text()}", t)
 
     def error(self, kind: type, what: str, exc: BaseException, fix: str) -> Exception:
         return kind(f"FMU '{self.name}': {what}: {exc}{self.log_text()}", fix=fix)

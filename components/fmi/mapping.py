@@ -89,7 +89,7 @@ def plan(p: FmuParameters) -> Plan:
     model = read_model(fmu, p.fmi_type)
     inputs = tuple(_port_plans(fmu, p.inputs, "inputs", model.variables))
     outputs = tuple(_port_plans(fmu, p.outputs, "outputs", model.variables))
-    start = _start_values(fmu, p, model.variables)
+    start = _start_values(fmu, p, model)
     return Plan(model, inputs, outputs, start)
 
 
@@ -131,6 +131,13 @@ def _port_plans(fmu: Path, spec: Any, what: str,
                            f"'{var.causality}', so it cannot be set from an input",
                            "map inputs to variables of causality input (or tunable parameters); "
                            "map outputs under outputs")
+            if var.size != 1:
+                n = "a number of values set by a structural parameter" if var.size < 0 \
+                    else f"{var.size} values"
+                raise fail(fmu, f"{where}.fields.{key}: variable '{var.name}' is an FMI 3 array "
+                           f"({n}); moonpool maps scalar variables to message fields only",
+                           "map scalar variables (or wrap the FMU so that it exposes the "
+                           "array's elements as scalars)")
             if var.type not in (*FLOAT_TYPES, *INT_TYPES, "Boolean"):
                 raise fail(fmu, f"{where}.fields.{key}: variable '{var.name}' is {var.type}, "
                            "not a number or boolean", "map numeric variables only")
@@ -178,7 +185,8 @@ def _variable(fmu: Path, where: str, name: Any, variables: Mapping[str, Variable
     return var
 
 
-def _start_values(fmu: Path, p: FmuParameters, variables: Mapping[str, Variable]) -> tuple:
+def _start_values(fmu: Path, p: FmuParameters, model: Model) -> tuple:
+    variables = model.variables
     values: dict[str, Any] = {}
     profile = p.profile or {}
     if not isinstance(profile, Mapping):
@@ -196,6 +204,16 @@ def _start_values(fmu: Path, p: FmuParameters, variables: Mapping[str, Variable]
                 raise fail(fmu, f"{label}.{name}: variable '{name}' has causality "
                            f"'{var.causality}' (variability '{var.variability}'); only "
                            "parameters and inputs take start values", f"remove {name}")
+            if var.size != 1:
+                raise fail(fmu, f"{label}.{name}: variable '{name}' is an FMI 3 array; start "
+                           "values of arrays are not supported", f"remove {name}")
+            if var.type == "Enumeration" and isinstance(value, str):  # by item name
+                items = enumeration_items(model, var)
+                if value not in items:
+                    raise fail(fmu, f"{label}.{name} = {value!r} is not an item of its "
+                               f"enumeration{did_you_mean(value, items)}",
+                               f"use one of {', '.join(items) or '(none declared)'} or a value")
+                value = items[value]
             ok = (isinstance(value, str) if var.type == "String" else
                   isinstance(value, bool) if var.type == "Boolean" else
                   isinstance(value, int) and not isinstance(value, bool) if var.type in INT_TYPES
@@ -203,6 +221,11 @@ def _start_values(fmu: Path, p: FmuParameters, variables: Mapping[str, Variable]
             if not ok:
                 raise fail(fmu, f"{label}.{name} = {value!r} does not fit variable type "
                            f"{var.type}", f"give {name} a {var.type} value")
+            if var.type in INT_TYPES:
+                lo, hi = int_range(model.version, var.type)
+                if not lo <= value <= hi:
+                    raise fail(fmu, f"{label}.{name} = {value!r} is out of the range of "
+                               f"{var.type} [{lo}, {hi}]", f"give {name} a value in [{lo}, {hi}]")
             values[name] = (var, value)
     return tuple(values.values())
 
@@ -315,13 +338,77 @@ def compile_outputs(plan: Plan, fmu: FmuInstance) -> Callable[[int], dict[str, A
     return g.compile("read_outputs", "stamp")
 
 
-def compile_inputs(plan: Plan, fmu: FmuInstance) -> Callable[[Mapping[str, Any]], None]:
+_INT_RANGE = {"Int8": (-2**7, 2**7 - 1), "UInt8": (0, 2**8 - 1), "Int16": (-2**15, 2**15 - 1),
+              "UInt16": (0, 2**16 - 1), "Int32": (-2**31, 2**31 - 1), "UInt32": (0, 2**32 - 1),
+              "Int64": (-2**63, 2**63 - 1), "UInt64": (0, 2**64 - 1)}
+
+
+def int_range(version: int, typ: str) -> tuple[int, int]:
+    """The range of an FMI integer type (FMI 2 Integer and Enumeration: int32; FMI 3
+    Enumeration: int64)."""
+    if typ == "Enumeration":
+        return _INT_RANGE["Int64" if version == 3 else "Int32"]
+    return _INT_RANGE.get(typ, _INT_RANGE["Int32"])
+
+
+def converter(fmu_name: str, version: int, var: Variable, where: str,
+              items: Mapping[str, int] | None = None) -> Callable[[Any], Any]:
+    """The checked conversion of a message value to an integer, boolean or enumeration
+    variable: PortError naming the FMU, the field, the variable, the value and what it
+    accepts when it does not fit (no silent wrap-around, no truthiness)."""
+    def refuse(value: Any, accepts: str) -> PortError:
+        return PortError(f"FMU '{fmu_name}': {where} = {value!r} does not fit variable "
+                         f"'{var.name}' ({var.type}): {accepts}",
+                         fix=f"send values {accepts.removeprefix('it accepts ')}")
+    if var.type == "Boolean":
+        def to_bool(value: Any) -> bool:
+            if value == 0 or value == 1:
+                return bool(value)
+            raise refuse(value, "it accepts 0 / false or 1 / true only")
+        return to_bool
+    lo, hi = int_range(version, var.type)
+    if var.type == "Enumeration" and items:
+        allowed = frozenset(items.values())
+        names = ", ".join(f"{n} = {v}" for n, v in items.items())
+
+        def to_enum(value: Any) -> int:
+            if isinstance(value, float) and not value.is_integer() or int(value) not in allowed:
+                raise refuse(value, f"it accepts the values of its items ({names})")
+            return int(value)
+        return to_enum
+
+    def to_int(value: Any) -> int:
+        if isinstance(value, float) and not value.is_integer():
+            raise refuse(value, f"it accepts whole numbers in [{lo}, {hi}]")
+        v = int(value)
+        if not lo <= v <= hi:
+            raise refuse(value, f"it accepts whole numbers in [{lo}, {hi}]")
+        return v
+    return to_int
+
+
+def enumeration_items(model: Model, var: Variable) -> dict[str, int]:
+    """An enumeration variable's items, name -> value ({} if the FMU does not say)."""
+    for v in model.md.modelVariables:
+        if v.name == var.name:
+            dt = getattr(v, "declaredType", None)
+            return {i.name: int(i.value) for i in getattr(dt, "items", None) or []}
+    return {}
+
+
+def compile_inputs(plan: Plan, fmu: FmuInstance,
+                   on_change: Callable[[bool], None] | None = None
+                   ) -> Callable[[Mapping[str, Any]], None]:
     """``apply_inputs(inputs)``: per input port and variable type, one set call, made
-    only when the values changed (a port without a message keeps its last values)."""
+    only when the values changed (a port without a message keeps its last values).
+    Integer, boolean and enumeration values are range-checked (:func:`converter`).
+    ``on_change(discrete)`` (model exchange) is called before a set call, with True when
+    the variables are discrete inputs or tunable parameters (they need event mode)."""
     version, v3 = plan.model.version, fmu.v3
     prefix = "fmi3" if v3 else "fmi2"
     g = _Gen()
-    g.ns.update(I=fmu.handle, FAIL=fmu.status_failed, F=fmu, SIGNALS=_set_signals)
+    g.ns.update(I=fmu.handle, FAIL=fmu.status_failed, F=fmu, SIGNALS=_set_signals,
+                CH=on_change)
     g.emit("get = inputs.get")
     for pp in plan.inputs:
         if not pp.bindings:
@@ -331,20 +418,28 @@ def compile_inputs(plan: Plan, fmu: FmuInstance) -> Callable[[Mapping[str, Any]]
         g.emit(f"if {msg} is not None:")
         if pp.signals:
             index = {b.key: b.var for b in pp.bindings}
-            g.emit(f"SIGNALS(F, {msg}, {g.bind(index, 'X')}, {g.bind({}, 'L')})", 2)
+            conv = {b.key: converter(fmu.name, version, b.var, f"{pp.port.name}.{b.key}",
+                                     enumeration_items(plan.model, b.var))
+                    for b in pp.bindings if b.var.type not in FLOAT_TYPES}
+            g.emit(f"SIGNALS(F, {msg}, {g.bind(index, 'X')}, {g.bind({}, 'L')}, "
+                   f"{g.bind(conv, 'K')}, CH)", 2)
             continue
         names = _prefix_locals(g, msg, [b.path for b in pp.bindings], 2)
-        by_type: dict[str, list[Binding]] = {}
+        by_type: dict[tuple[str, bool], list[Binding]] = {}
         for b in pp.bindings:
-            by_type.setdefault(function_suffix(version, b.var.type), []).append(b)
-        for typ, bindings in by_type.items():
+            key = (function_suffix(version, b.var.type), b.var.variability != "continuous")
+            by_type.setdefault(key, []).append(b)
+        for (typ, discrete), bindings in by_type.items():
             n, fname = len(bindings), f"{prefix}Set{typ}"
             exprs = []
             for b in bindings:
                 ref = _ref(names, b.path)
-                exprs.append(ref if b.var.type in FLOAT_TYPES else
-                             f"bool({ref})" if b.var.type == "Boolean" else
-                             f"int(round({ref}))")
+                if b.var.type in FLOAT_TYPES:
+                    exprs.append(ref)
+                else:
+                    c = converter(fmu.name, version, b.var, f"{pp.port.name}.{b.key}",
+                                  enumeration_items(plan.model, b.var))
+                    exprs.append(f"{g.bind(c, 'C')}({ref})")
             vrs = g.bind((ctypes.c_uint32 * n)(*(b.var.vr for b in bindings)), "VR")
             buf = g.bind((ctype(version, bindings[0].var.type) * n)(), "A")
             last = g.bind([None], "L")
@@ -352,22 +447,41 @@ def compile_inputs(plan: Plan, fmu: FmuInstance) -> Callable[[Mapping[str, Any]]
             t = g.local("t")
             g.emit(f"{t} = ({', '.join(exprs)},)", 2)
             g.emit(f"if {t} != {last}[0]:", 2)
+            if on_change is not None:
+                g.emit(f"CH({discrete})", 3)
             g.emit(f"{buf}[:] = {t}", 3)
             g.emit(f"st = {fn}(I, {vrs}, {n}, {buf}" + (f", {n})" if v3 else ")"), 3)
             g.emit(f"if st > 1: FAIL({fname!r}, st, 'setting the inputs')", 3)
             g.emit(f"{last}[0] = {t}", 3)
-    return g.compile("apply_inputs", "inputs")
+    fn = g.compile("apply_inputs", "inputs")
+    caches = [v for k, v in g.ns.items() if k.startswith("L")]
+
+    def forget() -> None:
+        """Forget the values last set (after an FMU state was restored: set them all again)."""
+        for c in caches:
+            if isinstance(c, list):
+                c[0] = None
+            else:
+                c.clear()
+    fn.forget = forget
+    return fn
 
 
 def _set_signals(fmu: FmuInstance, msg: Any, index: Mapping[str, Variable],
-                 last: dict[str, Any]) -> None:
+                 last: dict[str, Any], conv: Mapping[str, Callable[[Any], Any]],
+                 on_change: Callable[[bool], None] | None) -> None:
     """A Signals input: set the mapped signals whose values changed (by name)."""
     variables, values = [], []
     for s in msg.signals:
         var = index.get(s.name)
         if var is not None and last.get(s.name) != s.value:
+            c = conv.get(s.name)
             variables.append(var)
-            values.append(s.value)
-            last[s.name] = s.value
+            values.append(c(s.value) if c is not None else s.value)
     if variables:
+        if on_change is not None:
+            on_change(any(v.variability != "continuous" for v in variables))
         fmu.call(StepFailed, "set inputs", fmu.set, variables, values)
+        for s in msg.signals:
+            if s.name in index:
+                last[s.name] = s.value

@@ -33,6 +33,9 @@ class Variable:
     type: str
     causality: str
     variability: str
+    size: int = 1
+    """Number of values: 1 for a scalar, the product of the dimensions for an FMI 3
+    array (-1 when a dimension is given by a structural parameter)."""
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,10 @@ def read_model(fmu: Path, fmi_type: str) -> Model:
                    "moonpool hosts FMI 2.0 and 3.0 FMUs; re-export the model as FMI 2.0 or 3.0")
     version = int(major)
     kinds = [k for k, a in (("cs", md.coSimulation), ("me", md.modelExchange)) if a is not None]
+    if not kinds and getattr(md, "scheduledExecution", None) is not None:
+        raise fail(fmu, "implements only FMI 3 Scheduled Execution (clocked model partitions "
+                   "activated by the importer), which moonpool does not host",
+                   "re-export the model with the co-simulation or model-exchange interface")
     kind = fmi_type if fmi_type != "auto" else (kinds[0] if kinds else "")
     if kind not in kinds:
         has = " and ".join(INTERFACES[k] for k in kinds) or "neither interface"
@@ -128,9 +135,20 @@ def read_model(fmu: Path, fmi_type: str) -> Model:
                "(fmpy.util.compile_platform_binary)" if sources else ""))
         raise fail(fmu, f"has no binary for this platform ({plat}); it has "
                    f"{', '.join(sorted(dirs)) or 'no binaries'}", fix)
-    variables = {v.name: Variable(v.name, v.valueReference, v.type, v.causality, v.variability)
-                 for v in md.modelVariables}
+    variables = {v.name: Variable(v.name, v.valueReference, v.type, v.causality, v.variability,
+                                  _size(v)) for v in md.modelVariables}
     return Model(fmu, md, version, kind, variables)
+
+
+def _size(v: Any) -> int:
+    """The number of values of a variable (FMI 3 arrays: the product of its dimensions)."""
+    n = 1
+    for d in getattr(v, "dimensions", None) or []:
+        start = getattr(d, "start", None)
+        if start in (None, ""):
+            return -1
+        n *= int(start)
+    return n
 
 
 # ----------------------------------------------------------------- FMI types

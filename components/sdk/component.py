@@ -6,11 +6,18 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
     describe()                          any time: ports and parameters (after configure,
                                         the ports of this instance; see ``ports_for``)
     configure(params)                   once: params is the validated Parameters instance
-    initialize(start_time_ns)           once: may return initial outputs (valid at start)
+    initialize(start_time_ns)           once: may return initial outputs (valid at start);
+                                        with ``initial_inputs = True``:
+                                        initialize(start_time_ns, inputs)
     set_parameter(name, value)          between steps, only for ``tunable`` parameters
                                         (a rig's [[scenario]]); before the step it affects
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
     terminate()                         once, also after a failure: may return metrics
+
+A component that reaches the end of what it can simulate (an FMU that requests
+termination) calls ``self.finish(reason)`` inside ``step`` and returns that step's
+outputs as usual: they are recorded, and the orchestrator ends the run cleanly after
+that instant (status "terminated", exit 0; StepResult.finished on the wire).
 
 Before ``configure`` is called the host sets ``self.name`` (instance name from the
 rig), ``self.seed`` (execution seed) and ``self.period_ns``.
@@ -117,6 +124,12 @@ class Component:
     name: str = ""
     seed: int = 0
     period_ns: int = 0
+    finished: str = ""
+    """Non-empty once the component ended the simulation (:meth:`finish`): why."""
+    initial_inputs: ClassVar[bool] = False
+    """True: ``initialize(start_time_ns, inputs)`` receives the inputs visible at the
+    start time (the initial outputs of the components initialized before it, in rig
+    order), e.g. an FMU applies them in initialization mode."""
 
     @classmethod
     def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:
@@ -164,6 +177,11 @@ class Component:
         return None
 
     # -- helpers ---------------------------------------------------------------
+
+    def finish(self, reason: str) -> None:
+        """Inside ``step``: this step is the last one; the run ends cleanly after it
+        (``reason`` goes into the run's summary). The step's outputs are still returned."""
+        self.finished = reason or "finished"
 
     def header(self, t_ns: int, frame_id: str = "") -> common_pb2.Header:
         """A header stamped ``t_ns`` (the host fills source and seq)."""

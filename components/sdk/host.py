@@ -133,9 +133,15 @@ class ComponentHost:
         self._configured_ports = True
         self.state = CONFIGURED
 
-    def initialize(self, start_time_ns: int) -> list[Output]:
+    def initialize(self, start_time_ns: int, inputs: Mapping[str, Any] | None = None
+                   ) -> list[Output]:
+        """``inputs`` (decoded, as for step) go to a component with ``initial_inputs``."""
         self._require(CONFIGURED, "initialize")
-        result = self._call("initialize", self.component.initialize, int(start_time_ns))
+        if getattr(self.component, "initial_inputs", False):
+            result = self._call("initialize", self.component.initialize, int(start_time_ns),
+                                dict(inputs or {}))
+        else:
+            result = self._call("initialize", self.component.initialize, int(start_time_ns))
         outputs = self._collect(result, "initialize")
         self.state = INITIALIZED
         self._last_end_ns = int(start_time_ns)

@@ -52,6 +52,7 @@ from .errors import (
 from .host import INITIALIZED, ComponentHost, Output
 from .wire import (
     K_COMPUTE,
+    K_FINISHED,
     K_INSTANCE,
     K_ITEM,
     K_ITEM_BODY,
@@ -293,7 +294,10 @@ class Server:
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
-                    outputs = host.initialize(req.initialize.start_time_ns)
+                    given = req.initialize.inputs
+                    outputs = host.initialize(
+                        req.initialize.start_time_ns,
+                        host.decode_inputs(given, []) if given else None)
                     values, attachments = output_values(outputs)
                     reply.initialized.SetInParent()
                     reply.initialized.outputs.extend(values)
@@ -354,6 +358,9 @@ class Server:
             parts += (K_OUTPUT, varint(len(pv)), pv)
         if compute_ns:
             parts += (K_COMPUTE, varint(compute_ns))
+        if host.component.finished:
+            why = host.component.finished.encode()
+            parts += (K_FINISHED, varint(len(why)), why)
         return b"".join(parts)
 
     def _step_batch(self, batch: lc.StepBatch, frames_in: list, frames_out: list) -> bytes:

@@ -311,6 +311,7 @@ def describe_class(
         kind=cls.kind(),
         description=" ".join((cls.__doc__ or "").strip().split("\n\n")[0].split()),
         protocol_version=PROTOCOL_VERSION,
+        initial_inputs=bool(getattr(cls, "initial_inputs", False)),
     )
     desc.inputs.extend(_port_spec(p, lc.PORT_DIRECTION_INPUT) for p in inputs)
     desc.outputs.extend(_port_spec(p, lc.PORT_DIRECTION_OUTPUT) for p in outputs)
@@ -429,6 +430,7 @@ K_INPUT = b"\x1a"  # Step.inputs (3)
 K_PARAMETER = b"\x22"  # Step.parameters (4)
 K_OUTPUT = b"\x12"  # StepResult.outputs (2)
 K_COMPUTE = b"\x18"  # StepResult.compute_ns (3)
+K_FINISHED = b"\x22"  # StepResult.finished (4)
 K_PAYLOAD = b"\x1a"  # PortValue.payload (3)
 K_ATTACHMENT = b"\x20"  # PortValue.attachment (4)
 

@@ -4,7 +4,7 @@ Call order (one execution; the execution never deviates from it)::
 
     configure(Configure)
     describe()                         -> Description (the configured ports, parameters)
-    initialize(start_time_ns)          -> initial samples (visible at the start time)
+    initialize(start_time_ns[, inputs]) -> initial samples (visible at the start time)
     ( [set_parameters(values)]         tunable parameters for the next step (scenarios)
       start_step(t, dt, inputs)        send / begin (or queue) the step
       flush()                          send what was queued (process groups)
@@ -68,6 +68,16 @@ class StepTimes:
         return np.asarray(self._values, dtype=np.int64)
 
 
+def initialize_request(start_time_ns: int, inputs: dict[str, Any] | None) -> lc.Initialize:
+    """The Initialize request, with the inputs visible at the start (port -> Sample;
+    only for a component with ``initial_inputs``; attachments are not carried)."""
+    msg = lc.Initialize(start_time_ns=start_time_ns)
+    for port, s in (inputs or {}).items():
+        if not isinstance(s, list):
+            msg.inputs.add(port=port, type=s.type_name, payload=s.payload)
+    return msg
+
+
 class Adapter:
     """Base of the adapters (see the module docstring for the call order)."""
 
@@ -91,6 +101,9 @@ class Adapter:
         self.times = StepTimes()
         self.description: lc.Description | None = None
         self.failed = False
+        self.finished = ""
+        """Non-empty once a step's result said the component ended the simulation
+        (StepResult.finished): why."""
 
     def describe(self) -> lc.Description:
         raise NotImplementedError
@@ -98,7 +111,10 @@ class Adapter:
     def configure(self, msg: lc.Configure) -> None:
         raise NotImplementedError
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
+    def initialize(self, start_time_ns: int,
+                   inputs: dict[str, Any] | None = None) -> list[Sample]:
+        """``inputs`` (port -> Sample): only for a component whose description has
+        ``initial_inputs``."""
         raise NotImplementedError
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:

@@ -36,7 +36,7 @@ from moonpool.components.sdk.host import metrics_from_json
 from moonpool.components.sdk.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
 from moonpool.v1 import lifecycle_pb2 as lc
 
-from .base import Adapter, Sample
+from .base import Adapter, Sample, initialize_request
 from .process import ProcessAdapter
 
 
@@ -57,6 +57,7 @@ class ProcessGroup:
         # The batch's result: per member, its samples or its Error (unpacked in one
         # go when the reply arrives), and the batch's round trip, ns.
         self._results: dict[str, list[Sample] | lc.Error] | None = None
+        self.finished: dict[str, str] = {}  # member -> StepResult.finished of its last step
         self._elapsed_ns = 0
         self._open = set(members)
         self._instance_field = {m: string_field(K_ITEM, m) for m in members}
@@ -123,6 +124,8 @@ class ProcessGroup:
                 unpacked[member] = entry.error
             else:
                 unpacked[member] = samples(entry.result.outputs, frames)
+                if entry.result.finished:
+                    self.finished[member] = entry.result.finished
         return unpacked
 
     def release(self, member: str) -> None:
@@ -184,8 +187,9 @@ class GroupMember(Adapter):
     def configure(self, msg: lc.Configure) -> None:
         self._call("configure", msg)
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
-        reply, frames = self._call("initialize", lc.Initialize(start_time_ns=start_time_ns))
+    def initialize(self, start_time_ns: int,
+                   inputs: dict[str, Any] | None = None) -> list[Sample]:
+        reply, frames = self._call("initialize", initialize_request(start_time_ns, inputs))
         return self.conn._samples(reply.initialized.outputs, frames)
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
@@ -208,6 +212,8 @@ class GroupMember(Adapter):
             self._failed = True
             self.error_reply = True
             raise error_from_wire(got, self.name)
+        if self.name in self.group.finished:
+            self.finished = self.group.finished.pop(self.name)
         return got
 
     def keepalive(self, now: float) -> None:

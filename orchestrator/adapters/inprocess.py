@@ -77,8 +77,11 @@ class InProcessAdapter(Adapter):
         self.host.configure(msg)
         self._queued = {p.name for p in self.host.inputs if p.queued}
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
-        return to_samples(self.host.initialize(start_time_ns))
+    def initialize(self, start_time_ns: int,
+                   inputs: dict[str, Any] | None = None) -> list[Sample]:
+        decoded = {port: _payload_of(s) for port, s in (inputs or {}).items()
+                   if not isinstance(s, list)}
+        return to_samples(self.host.initialize(start_time_ns, decoded or None))
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
         self._pending = (t_ns, dt_ns, inputs, self.take_parameters())
@@ -116,6 +119,8 @@ class InProcessAdapter(Adapter):
             if self._use_alarm:
                 signal.setitimer(signal.ITIMER_REAL, 0)
         self.times.add(time.perf_counter_ns() - t0)
+        if self.host.component.finished:
+            self.finished = self.host.component.finished
         return to_samples(outputs)
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:

@@ -43,7 +43,7 @@ from moonpool.components.sdk.errors import (
 from moonpool.components.sdk.security import ClientSecurity
 from moonpool.v1 import lifecycle_pb2 as lc
 
-from .base import Adapter, Sample
+from .base import Adapter, Sample, initialize_request
 
 log = logging.getLogger("moonpool.remote")
 
@@ -471,9 +471,10 @@ class RemoteAdapter(Adapter):
     def configure(self, msg: lc.Configure) -> None:
         self._call("configure", msg, self.setup_timeout_s)
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
+    def initialize(self, start_time_ns: int,
+                   inputs: dict[str, Any] | None = None) -> list[Sample]:
         reply, frames = self._call(
-            "initialize", lc.Initialize(start_time_ns=start_time_ns), self.setup_timeout_s
+            "initialize", initialize_request(start_time_ns, inputs), self.setup_timeout_s
         )
         return self._samples(reply.initialized.outputs, frames)
 
@@ -486,7 +487,10 @@ class RemoteAdapter(Adapter):
     def finish_step(self) -> list[Sample]:
         reply, frames = self._wait()
         self.times.add(time.perf_counter_ns() - self._t_sent)
-        return self._samples(reply.step_result.outputs, frames)
+        result = reply.step_result
+        if result.finished:
+            self.finished = result.finished
+        return self._samples(result.outputs, frames)
 
     def _samples(self, values: Any, frames: list) -> list[Sample]:
         out = []

@@ -313,7 +313,7 @@ class ReplayAdapter(Adapter):
         self.description = desc
         return desc
 
-    def initialize(self, start_time_ns: int) -> list[Sample]:
+    def initialize(self, start_time_ns: int, inputs: Any = None) -> list[Sample]:
         recorded = self._inspect().schedule
         if self.schedule is not None and recorded is not None and recorded != self.schedule:
             log.warning(

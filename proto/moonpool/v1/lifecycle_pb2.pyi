@@ -201,7 +201,7 @@ class NamedParameter(_message.Message):
     def __init__(self, name: _Optional[str] = ..., value: _Optional[_Union[ParameterValue, _Mapping]] = ...) -> None: ...
 
 class Description(_message.Message):
-    __slots__ = ("kind", "description", "inputs", "outputs", "parameters", "protocol_version", "extra_schemas", "tunable_parameters")
+    __slots__ = ("kind", "description", "inputs", "outputs", "parameters", "protocol_version", "extra_schemas", "tunable_parameters", "initial_inputs")
     KIND_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
     INPUTS_FIELD_NUMBER: _ClassVar[int]
@@ -210,6 +210,7 @@ class Description(_message.Message):
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     EXTRA_SCHEMAS_FIELD_NUMBER: _ClassVar[int]
     TUNABLE_PARAMETERS_FIELD_NUMBER: _ClassVar[int]
+    INITIAL_INPUTS_FIELD_NUMBER: _ClassVar[int]
     kind: str
     description: str
     inputs: _containers.RepeatedCompositeFieldContainer[PortSpec]
@@ -218,7 +219,8 @@ class Description(_message.Message):
     protocol_version: int
     extra_schemas: bytes
     tunable_parameters: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, kind: _Optional[str] = ..., description: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[ParameterSpec, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., extra_schemas: _Optional[bytes] = ..., tunable_parameters: _Optional[_Iterable[str]] = ...) -> None: ...
+    initial_inputs: bool
+    def __init__(self, kind: _Optional[str] = ..., description: _Optional[str] = ..., inputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., outputs: _Optional[_Iterable[_Union[PortSpec, _Mapping]]] = ..., parameters: _Optional[_Iterable[_Union[ParameterSpec, _Mapping]]] = ..., protocol_version: _Optional[int] = ..., extra_schemas: _Optional[bytes] = ..., tunable_parameters: _Optional[_Iterable[str]] = ..., initial_inputs: _Optional[bool] = ...) -> None: ...
 
 class Configure(_message.Message):
     __slots__ = ("instance_name", "seed", "parameters", "period_ns", "peer_timeout_ns")
@@ -235,10 +237,12 @@ class Configure(_message.Message):
     def __init__(self, instance_name: _Optional[str] = ..., seed: _Optional[int] = ..., parameters: _Optional[_Iterable[_Union[NamedParameter, _Mapping]]] = ..., period_ns: _Optional[int] = ..., peer_timeout_ns: _Optional[int] = ...) -> None: ...
 
 class Initialize(_message.Message):
-    __slots__ = ("start_time_ns",)
+    __slots__ = ("start_time_ns", "inputs")
     START_TIME_NS_FIELD_NUMBER: _ClassVar[int]
+    INPUTS_FIELD_NUMBER: _ClassVar[int]
     start_time_ns: int
-    def __init__(self, start_time_ns: _Optional[int] = ...) -> None: ...
+    inputs: _containers.RepeatedCompositeFieldContainer[PortValue]
+    def __init__(self, start_time_ns: _Optional[int] = ..., inputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ...) -> None: ...
 
 class PortValue(_message.Message):
     __slots__ = ("port", "type", "payload", "attachment")
@@ -305,14 +309,16 @@ class Initialized(_message.Message):
     def __init__(self, outputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ...) -> None: ...
 
 class StepResult(_message.Message):
-    __slots__ = ("time_ns", "outputs", "compute_ns")
+    __slots__ = ("time_ns", "outputs", "compute_ns", "finished")
     TIME_NS_FIELD_NUMBER: _ClassVar[int]
     OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     COMPUTE_NS_FIELD_NUMBER: _ClassVar[int]
+    FINISHED_FIELD_NUMBER: _ClassVar[int]
     time_ns: int
     outputs: _containers.RepeatedCompositeFieldContainer[PortValue]
     compute_ns: int
-    def __init__(self, time_ns: _Optional[int] = ..., outputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ..., compute_ns: _Optional[int] = ...) -> None: ...
+    finished: str
+    def __init__(self, time_ns: _Optional[int] = ..., outputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ..., compute_ns: _Optional[int] = ..., finished: _Optional[str] = ...) -> None: ...
 
 class Terminate(_message.Message):
     __slots__ = ()
