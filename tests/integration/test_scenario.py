@@ -163,3 +163,17 @@ def test_host_refuses_a_parameter_that_is_not_tunable():
     with pytest.raises(ParameterError, match="parameter 'port' is not tunable"):
         host.step(0, 10, {}, [("port", "x")])
     assert host.state == FAILED
+
+
+@pytest.mark.parametrize("fmi_type", ["cs", "me"])
+def test_a_tunable_parameter_changes_in_co_simulation_and_model_exchange(tmp_path, fmi_type):
+    """Model exchange may set a tunable parameter only in event mode (FMI 2 and 3): the
+    scenario's change goes in through event mode, and takes effect at the next step."""
+    rig = SCENARIO.format(at="5s").split("[[scenario]]\nat = \"7s\"")[0]
+    over = ["run.until=5.1s", "run.plots=false", f"components.vehicle.parameters.fmi_type={fmi_type!r}"]
+    plain = run_rig(load_and_check(_rig(tmp_path, "", "plain.toml"), over), tmp_path / "plain")
+    changed = run_rig(load_and_check(_rig(tmp_path, rig), over), tmp_path / "changed")
+    assert plain.ok and changed.ok, (plain.summary["error"], changed.summary["error"])
+    a, b = _states(tmp_path / "plain"), _states(tmp_path / "changed")
+    assert all(a[t] == b[t] for t in a if t < 5_000_000_000)
+    assert a[5_000_000_000].linear_acceleration_body_mps2.x != b[5_000_000_000].linear_acceleration_body_mps2.x
