@@ -56,9 +56,10 @@ class ComponentConfig:
     name: str
     """Instance name: unique in the rig; used in topics, headers and errors."""
     entry: str
-    """What to run: a registered short name, ``module:Class`` or ``file.py:Class``."""
+    """What to run: a registered short name, ``module:Class`` or ``file.py:Class``
+    (a ``command``: its Python twin, for ``--mode``; may be empty)."""
     placement: Placement
-    """Where it runs (``run`` key): inproc, process or remote."""
+    """Where it runs (``run`` key): inproc, process, remote, replay or command."""
     schedule: Schedule
     """When it is stepped."""
     parameters: dict[str, Any] = field(default_factory=dict)

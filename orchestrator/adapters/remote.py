@@ -381,6 +381,7 @@ class RemoteAdapter(Adapter):
                     raise ConnectionLost(f"socket error: {exc}", component=self.name) from exc
                 if frames is None:
                     if remaining <= 0:
+                        self.supervise()  # a dead child is a crash, not a timeout
                         self.failed = True
                         raise StepTimeout(
                             f"no answer to {body} within {deadline - sent:g} s ({self._where()})",
@@ -514,6 +515,7 @@ class RemoteAdapter(Adapter):
                 self._hb_sent = now
             return
         if self._hb_outstanding is not None:
+            self.supervise()  # a dead child: ComponentCrashed now, not after peer_timeout
             # Drain whatever arrived (heartbeat answers, garbage) without blocking.
             while self.sock.poll(0, zmq.POLLIN):
                 self._accept(self.sock.recv_multipart())
@@ -526,6 +528,7 @@ class RemoteAdapter(Adapter):
                 )
             return
         if now - self._last_contact > self.heartbeat_interval_s:
+            self.supervise()
             self._send("heartbeat", lc.Heartbeat(state=lc.COMPONENT_STATE_INITIALIZED))
             self._hb_outstanding = now
 

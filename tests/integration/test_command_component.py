@@ -190,6 +190,38 @@ def test_killing_it_mid_run_fails_the_run_and_leaves_nothing(rig_dir):
     assert not alive(scaler[0]) and not alive(helper)
 
 
+def test_killed_between_steps_it_is_named_at_the_next_heartbeat(rig_dir):
+    # Steps 5 s apart; heartbeats every 0.2 s; peer timeout 10 s: the death must be
+    # reported as a crash (the process is gone), not as a connection lost 10 s later.
+    rig = _rig(rig_dir, "between", _command(rig_dir), until="60s",
+               extra='realtime = true\nheartbeat_interval = "0.2s"')
+    text = rig.read_text().replace('peer_timeout = "2s"', 'peer_timeout = "10s"')
+    rig.write_text(text.replace("rate_hz = 50", "rate_hz = 0.2"))
+    out = rig_dir / "between-out"
+    run = subprocess.Popen(
+        [sys.executable, "-m", "moonpool.orchestrator.cli", "run", str(rig), "--out", str(out),
+         "--quiet"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        log = out / "logs" / "scaler.log"
+        for _ in range(300):
+            if log.exists() and "serving" in log.read_text():
+                break
+            time.sleep(0.05)
+        time.sleep(1.0)  # configured, initialized, stepped at 0 s; the next step at 5 s
+        scaler = _scaler_pids(run.pid)
+        assert len(scaler) == 1
+        os.kill(scaler[0], signal.SIGKILL)
+        _, stderr = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.communicate()
+    summary = _summary(out)
+    assert run.returncode == 1 and summary["failed_component"] == "scaler", stderr
+    assert "killed by SIGKILL" in summary["error"], summary["error"]
+    assert summary["components"]["scaler"]["steps"] == 1
+
+
 def test_the_orchestrator_killed_takes_the_command_with_it(rig_dir):
     rig = _rig(rig_dir, "orphan", _command(rig_dir), until="60s",
                extra="realtime = true")
