@@ -328,8 +328,15 @@ def cmd_conformance(args) -> int:
             print(f"error: --set {text!r}: write NAME=VALUE, e.g. --set gain=2", file=sys.stderr)
             return EXIT_BAD_INPUT
         params[name.strip()] = parse_value(value)
-    results = run_suite(args.endpoint, params, timeout_s=args.timeout,
-                        peer_timeout_s=args.peer_timeout, cheap=args.cheap)
+    import zmq
+
+    try:
+        results = run_suite(args.endpoint, params, timeout_s=args.timeout,
+                            peer_timeout_s=args.peer_timeout, cheap=args.cheap)
+    except zmq.ZMQError as exc:
+        print(f"error: cannot connect to {args.endpoint}: {exc} (fix: give a ZeroMQ endpoint "
+              "such as tcp://127.0.0.1:5555 or ipc://PATH)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     table(results)
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
