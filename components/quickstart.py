@@ -34,7 +34,22 @@ def _positive(name: str, value: float, component: str) -> None:
 
 
 class HeaveVehicle(Component):
-    """One-degree-of-freedom vehicle in heave (depth), integrated with RK4."""
+    """One-degree-of-freedom vehicle in heave (depth), integrated with RK4.
+
+    Call order: configure → initialize (publishes the initial state) → step* →
+    terminate (no metrics). Model (module docstring), in doubles, g = 9.80665 m/s²::
+
+        a(d, w) = (tau_Z + m g - s(d) rho g V - (D1 + D2 |w|) w) / (m + A_w)
+        s(d)    = min(max((d + h/2) / h, 0), 1)
+
+    - Step t → t + dt: tau_Z = the latest wrench's ``force_n.z`` (N, down), 0 before the
+      first one; held for the whole step. n = max(1, ceil(dt / substep_s − 1e-9))
+      equal sub-steps of h = dt / n, each classical RK4 on (d, w) with tau_Z fixed.
+    - Output ``state`` (initialize: at the start time; step: at t + dt), frame_id
+      ``"ned"``: ``position_ned_m.z`` = d, ``orientation.w`` = 1, ``linear_velocity_body_mps.z``
+      = w, ``linear_acceleration_body_mps2.z`` = a(d, w) with the step's tau_Z,
+      ``water_density_kgpm3`` = the parameter; every other field 0.
+    """
 
     inputs = (Port("wrench", vehicle_pb2.Wrench, "body wrench; only force_n.z (down) is used"),)
     outputs = (Port("state", vehicle_pb2.VehicleState, "depth, heave velocity and acceleration"),)
@@ -102,7 +117,30 @@ class HeaveVehicle(Component):
 
 
 class PressureSensor(Component):
-    """Absolute pressure p = p_atm + rho g z + bias + noise, quantized; refused above the surface."""
+    """Absolute pressure p = p_atm + rho g z + bias + noise, quantized; refused above the surface.
+
+    Call order: configure → initialize (nothing published) → step* → terminate (no
+    metrics). Each step at t publishes one ``pressure`` message, header
+    ``sim_time_ns`` = t, ``frame_id`` = the instance name; in this order, in doubles:
+
+    1. k = the number of steps before this one (0 for the first after initialize),
+       counted on every step: the keyed-noise sample index (docs/protocol.md §11).
+    2. No ``state`` received yet: refused, ``validity.reason`` = NOT_READY,
+       ``validity.detail`` = "no vehicle state received yet"; no other field set.
+    3. d = ``state.position_ned_m.z`` + mount_z_m (m, + down);
+       p_true = atmospheric_pa + water_density_kgpm3 · g · max(d, 0), g = 9.80665 m/s²
+       (the density is this parameter, never the vehicle's). ``true_pressure_pa`` =
+       p_true and ``true_depth_m`` = d are set on every message from here on, refused
+       or not.
+    4. d < 0: refused, reason ABOVE_SURFACE, detail "sensor {−d:.3f} m above the
+       surface", ``pressure_pa`` unset. d = 0 is valid (p_true = atmospheric_pa).
+    5. p = p_true + bias_pa + noise_pa · z, z = KeyedNoise(seed, instance).normal(k,
+       "pressure") (z0 of the block; bias before noise, both before quantization).
+    6. resolution_pa > 0: p = round(p / resolution_pa) · resolution_pa with Python's
+       round (to nearest, ties to even), the division and product rounded as
+       IEEE 754 doubles; resolution_pa = 0: no quantization.
+    7. ``pressure_pa`` = p, ``validity.valid`` = true (reason and detail unset).
+    """
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("pressure", sensors_pb2.Pressure, "absolute pressure, Pa"),)
@@ -156,6 +194,26 @@ class DepthPid(Component):
     tau_Z = kp e + ki ∫e dt - kd dz/dt (derivative on the measurement; anti-windup:
     the integral is clamped and frozen while the output saturates; output limited to
     ±max_force_n), e = z_ref - z.
+
+    Call order: configure → initialize (integral 0, command 0, nothing published) →
+    step* → terminate (metrics). Each step at t (seconds t = t_ns · 1e-9, dt likewise):
+
+    1. Setpoint index i = min(floor(t / hold_s), len(setpoints_m) − 1), z_ref =
+       setpoints_m[i], since = t − i · hold_s.
+    2. With a measurement whose ``validity.valid`` is true:
+       z = (pressure_pa − atmospheric_pa) / (water_density_kgpm3 · g);
+       e = z_ref − z; dz = (z − z_prev) / dt (0 for the first valid one);
+       u = kp e + I − kd dz with the integral I before this step; if |u| < max_force_n or
+       the signs of u and e differ (u > 0 ≠ e > 0): I = clip(I + ki e dt, ±integral_limit_n);
+       tau = clip(kp e + I − kd dz, ±max_force_n). If since ≥ settle_s, the squared
+       error (z_ref − ``true_depth_m``)² enters the RMSE.
+       Otherwise (none yet, or refused): tau stays the last command (0 at first).
+    3. Outputs, header ``sim_time_ns`` = t: ``wrench`` (frame_id ``"body"``,
+       ``force_n.z`` = tau) and ``setpoint`` (frame_id ``"ned"``, ``index`` = i,
+       ``phase`` = "depth/i", ``position_ned_m.z`` = z_ref).
+
+    Terminate returns {"depth_rmse_m": sqrt(mean of the squared errors), "samples": n}
+    ({"depth_rmse_m": null, "samples": 0} when n = 0).
     """
 
     inputs = (Port("pressure", sensors_pb2.Pressure, "absolute pressure measurement"),)

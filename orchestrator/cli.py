@@ -103,6 +103,20 @@ def _parser() -> argparse.ArgumentParser:
 
     _add_registered_commands(sub)
 
+    cf = sub.add_parser("conformance", help="send the protocol's edge cases to a served "
+                        "component; print a pass/fail table (docs/protocol.md)")
+    cf.add_argument("endpoint", help="where it serves, e.g. tcp://127.0.0.1:5555 (it must "
+                    "serve several sessions: moonpool serve, not --once)")
+    cf.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="params",
+                    help="a parameter for its Configure, as a TOML value (repeatable; "
+                    "required ones must be given)")
+    cf.add_argument("--cheap", action="store_true",
+                    help="only the cases that need no session (no Configure)")
+    cf.add_argument("--timeout", type=float, default=3.0, metavar="S",
+                    help="seconds to wait for each answer (default 3)")
+    cf.add_argument("--peer-timeout", type=float, default=0.3, metavar="S",
+                    help="peer_timeout the silent-peer case configures (default 0.3)")
+
     d = sub.add_parser("describe", help="print a component's ports and parameters")
     d.add_argument("entry", nargs="?", help="registered name, module:Class or file.py:Class")
     d.add_argument("--list", action="store_true", help="list the registered components")
@@ -303,6 +317,30 @@ def cmd_describe(args) -> int:
     return EXIT_OK
 
 
+def cmd_conformance(args) -> int:
+    from .conformance import run_suite, table
+    from .rigfile.reading import _override_value as parse_value  # TOML value, else text
+
+    params = {}
+    for text in args.params:
+        name, sep, value = text.partition("=")
+        if not sep or not name.strip():
+            print(f"error: --set {text!r}: write NAME=VALUE, e.g. --set gain=2", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        params[name.strip()] = parse_value(value)
+    import zmq
+
+    try:
+        results = run_suite(args.endpoint, params, timeout_s=args.timeout,
+                            peer_timeout_s=args.peer_timeout, cheap=args.cheap)
+    except zmq.ZMQError as exc:
+        print(f"error: cannot connect to {args.endpoint}: {exc} (fix: give a ZeroMQ endpoint "
+              "such as tcp://127.0.0.1:5555 or ipc://PATH)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    table(results)
+    return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
+
+
 def cmd_fmu(args) -> int:
     import subprocess
 
@@ -325,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
     if registered is not None:
         return registered.run(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
-               "fmu": cmd_fmu, "keys": cmd_keys}
+               "fmu": cmd_fmu, "keys": cmd_keys, "conformance": cmd_conformance}
     return handler[args.command](args)
 
 

@@ -12,7 +12,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 
-Placement = Literal["inproc", "process", "remote", "replay"]
+Placement = Literal["inproc", "process", "remote", "replay", "command"]
 """Where a component runs: in the orchestrator's process, in a child process the
 orchestrator spawns and supervises, behind an endpoint someone else serves, or not at
 all: ``replay`` serves its outputs from an MCAP recording (adapters/replay.py)."""
@@ -56,9 +56,10 @@ class ComponentConfig:
     name: str
     """Instance name: unique in the rig; used in topics, headers and errors."""
     entry: str
-    """What to run: a registered short name, ``module:Class`` or ``file.py:Class``."""
+    """What to run: a registered short name, ``module:Class`` or ``file.py:Class``
+    (a ``command``: its Python twin, for ``--mode``; may be empty)."""
     placement: Placement
-    """Where it runs (``run`` key): inproc, process or remote."""
+    """Where it runs (``run`` key): inproc, process, remote, replay or command."""
     schedule: Schedule
     """When it is stepped."""
     parameters: dict[str, Any] = field(default_factory=dict)
@@ -92,6 +93,13 @@ class ComponentConfig:
     """Remote only: this orchestrator's secret CURVE key file (``NAME.key_secret``)."""
     insecure: bool = False
     """Remote only: connect without keys although the endpoint leaves the loopback."""
+    command: tuple[str, ...] = ()
+    """``run = "command"`` only: the program and its arguments, placeholders unexpanded
+    (``{endpoint}``, ``{instance}``, ``{rig_dir}``, ``{seed}``, ``{parameters.NAME}``)."""
+    cwd: Path | None = None
+    """``run = "command"`` only: its working directory (inside the rig's folder)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """``run = "command"`` only: environment variables (name, template) set for it."""
 
 
 @dataclass(frozen=True)

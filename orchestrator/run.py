@@ -40,6 +40,7 @@ from . import summary as summary_mod
 from .adapters.base import Adapter
 from .adapters.group import GroupMember, ProcessGroup
 from .adapters.inprocess import InProcessAdapter
+from .adapters.command import CommandAdapter, command_values
 from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
 from .adapters.replay import ReplayAdapter
@@ -128,6 +129,13 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                     )
                     group = groups[c.group] = ProcessGroup(c.group, conn, [m.name for m in members])
                 adapters[c.name] = GroupMember(c.name, group, step_timeout_ns=c.step_timeout_ns)
+            elif c.placement == "command":
+                adapters[c.name] = CommandAdapter(
+                    c.name, c.command, f"ipc://{sock_dir}/{i}.sock",
+                    cwd=c.cwd or c.base_dir, env=dict(c.env),
+                    values=command_values(c, rig.run.seed),
+                    log_path=(log_dir / f"{c.name}.log") if log_dir else None, **common,
+                )
             elif c.placement == "process":
                 adapters[c.name] = ProcessAdapter(
                     c.name, c.entry, f"ipc://{sock_dir}/{i}.sock", base_dir=c.base_dir,

@@ -161,11 +161,33 @@ def error_from_wire(err: _lc.Error, component: str) -> ComponentError:
     return exc
 
 
+DEFAULT_FIX: dict[int, str] = {
+    _lc.ERROR_CODE_MALFORMED: "send a valid moonpool.v1.Request (docs/protocol.md §2, §3)",
+    _lc.ERROR_CODE_PROTOCOL_VERSION: "use an orchestrator and a component of the same "
+    "protocol version",
+    _lc.ERROR_CODE_INVALID_STATE: "follow the call order configure -> initialize -> step* -> "
+    "terminate (docs/protocol.md §5)",
+    _lc.ERROR_CODE_INVALID_PARAMETER: "fix the component's [parameters] in the rig "
+    "(`moonpool describe ENTRY` lists them)",
+    _lc.ERROR_CODE_INVALID_INPUT: "check the rig's connections against the component's ports "
+    "(`moonpool describe ENTRY`)",
+    _lc.ERROR_CODE_STEP_FAILED: "see the component's log; this is a bug in the component or "
+    "its inputs",
+    _lc.ERROR_CODE_BUSY: "wait until the other run ends, or serve another endpoint",
+    _lc.ERROR_CODE_INTERNAL: "see the component's log; this is a bug in moonpool's serve "
+    "loop: report it",
+}
+"""The ``fix`` sent when an error raised without one reaches the wire: every Error the
+SDK sends has a fix (docs/protocol.md §9)."""
+
+
 def error_to_wire(exc: BaseException, component: str) -> _lc.Error:
-    """Translate any exception raised inside a component into a wire ``Error``."""
+    """Translate any exception raised inside a component into a wire ``Error``; an empty
+    ``fix`` becomes the code's :data:`DEFAULT_FIX`."""
     if isinstance(exc, ComponentError):
         return _lc.Error(
-            code=exc.code, component=exc.component or component, message=exc.message, fix=exc.fix
+            code=exc.code, component=exc.component or component, message=exc.message,
+            fix=exc.fix or DEFAULT_FIX.get(exc.code, DEFAULT_FIX[_lc.ERROR_CODE_STEP_FAILED]),
         )
     return _lc.Error(
         code=_lc.ERROR_CODE_STEP_FAILED,

@@ -230,13 +230,17 @@ class ComponentHost:
             try:
                 msg.ParseFromString(pv.payload)
             except (DecodeError, RuntimeError, ValueError) as exc:
-                raise PortError(f"payload is not a valid {type_name}: {exc}") from exc
+                raise PortError(f"input '{name}': payload is not a valid {type_name}: {exc}",
+                                component=self.name,
+                                fix=f"send {type_name} serialized by protobuf") from exc
             index = pv.attachment
             if index:
                 if index > len(attachments):
                     raise PortError(
                         f"input '{name}' refers to attachment frame {index} "
                         f"but only {len(attachments)} were sent", component=self.name,
+                        fix="number attachments from 1 among the frames after the envelope, "
+                            "one frame per referring PortValue (docs/protocol.md §2)",
                     )
                 msg = Attached(msg, attachments[index - 1])
             if queued:
@@ -310,6 +314,7 @@ class ComponentHost:
             raise PortError(
                 f"{what} returned {type(result).__name__}, expected a mapping port -> message",
                 component=self.name,
+                fix=f"return a dict {{output port name: message}} from {what}",
             )
         outputs = []
         seq = self._seq
@@ -331,6 +336,7 @@ class ComponentHost:
                     raise PortError(
                         f"output '{name}' must be {type_name}, got {type(value).__name__}",
                         component=self.name,
+                        fix=f"return a {type_name} (or Attached of one) for '{name}'",
                     )
             if has_header:
                 header = value.header

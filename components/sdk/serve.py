@@ -46,6 +46,7 @@ from .errors import (
     EntryError,
     LifecycleError,
     PortError,
+    DEFAULT_FIX,
     ProtocolError,
     error_to_wire,
 )
@@ -224,7 +225,10 @@ class Server:
             prefix.append(b"")
             rest = rest[1:]
         if not rest:
-            self._reject(prefix, 0, ProtocolError("message without an envelope frame"))
+            self._reject(prefix, 0, ProtocolError(
+                "message without an envelope frame",
+                fix="send the serialized Request after the identity (and optional empty "
+                    "delimiter) frame (docs/protocol.md §2)"))
             return
         try:
             req = wire.decode_envelope([rest[0]], lc.Request)
@@ -242,7 +246,10 @@ class Server:
             self._reject(prefix, req.request_id, err)
             return
         if body is None:
-            self._reject(prefix, req.request_id, ProtocolError("request has no body"))
+            self._reject(prefix, req.request_id, ProtocolError(
+                "request has no body (or only one this protocol version does not know)",
+                fix="set exactly one body of Request (describe, configure, initialize, step, "
+                    "terminate, heartbeat, step_batch; docs/protocol.md §3)"))
             return
         if body not in ("describe", "heartbeat"):
             if self.peer is None and body == "configure":
@@ -321,6 +328,7 @@ class Server:
                              instance=req.instance)
             reply.error.CopyFrom(error_to_wire(exc, host.name if host else self.name))
             reply.error.code = lc.ERROR_CODE_INTERNAL
+            reply.error.fix = DEFAULT_FIX[lc.ERROR_CODE_INTERNAL]
             attachments = []
             envelope = None
         if envelope is None:

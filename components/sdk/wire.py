@@ -67,7 +67,8 @@ def decode(type_name: str, payload: bytes) -> Message:
     try:
         msg.ParseFromString(payload)
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise PortError(f"payload is not a valid {type_name}: {exc}") from exc
+        raise PortError(f"payload is not a valid {type_name}: {exc}",
+                        fix=f"send {type_name} serialized by protobuf") from exc
     return msg
 
 
@@ -344,7 +345,8 @@ def check_unique_ports(ports: Sequence[Port], what: str, kind: str) -> None:
     names = [p.name for p in ports]
     dup = {n for n in names if names.count(n) > 1}
     if dup:
-        raise PortError(f"{kind} declares {what} port(s) {sorted(dup)} twice")
+        raise PortError(f"{kind} declares {what} port(s) {sorted(dup)} twice",
+                        fix="give every port of a direction its own name")
 
 
 # -------------------------------------------------------------------- framing
@@ -358,12 +360,17 @@ def encode_request(req: lc.Request, attachments: Sequence[Any] = ()) -> list[Any
 def decode_envelope(frames: Sequence[bytes], cls: type[Message]) -> Message:
     """Parse frame 0 as ``cls`` (Request or Reply); ProtocolError on garbage."""
     if not frames:
-        raise ProtocolError("empty message (no frames)")
+        raise ProtocolError("empty message (no frames)",
+                            fix="send the serialized envelope as frame 0 (docs/protocol.md §2)")
     msg = cls()
     try:
         msg.ParseFromString(bytes(frames[0]))
     except (DecodeError, RuntimeError, ValueError) as exc:
-        raise ProtocolError(f"frame 0 is not a valid {cls.DESCRIPTOR.full_name}: {exc}") from exc
+        raise ProtocolError(
+            f"frame 0 is not a valid {cls.DESCRIPTOR.full_name}: {exc}",
+            fix=f"send a serialized {cls.DESCRIPTOR.full_name} as frame 0, with a strict "
+                "protobuf encoder (strings valid UTF-8; docs/protocol.md §2, §8)",
+        ) from exc
     return msg
 
 

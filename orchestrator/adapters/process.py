@@ -37,6 +37,9 @@ def _signal_name(code: int) -> str:
 
 class ProcessAdapter(RemoteAdapter):
     placement = "process"
+    wait_for_exit = True
+    """close() first waits up to 2 s for the child to exit by itself (after Terminate);
+    False: SIGTERM at once (a child only asked Describe, by `moonpool check`)."""
 
     def __init__(
         self,
@@ -72,18 +75,31 @@ class ProcessAdapter(RemoteAdapter):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         env.setdefault("PYTHONUNBUFFERED", "1")
-        if log_path is not None:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log = open(log_path, "ab")
-        self.proc = subprocess.Popen(
-            cmd,
-            stdin=subprocess.DEVNULL,
-            stdout=self._log or None,
-            stderr=self._log or None,
-            start_new_session=True,
-            env=env,
-        )
+        self._spawn(cmd, env=env)
         super().__init__(name, endpoint, **kwargs)
+
+    def _spawn(self, cmd: list[str], *, env: dict[str, str], cwd: Path | None = None,
+               preexec_fn=None) -> None:
+        """Start ``cmd`` in its own session (so its own process group), output to the log."""
+        if self.log_path is not None:
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._log = open(self.log_path, "ab")
+        try:
+            self.proc = subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=self._log or None,
+                stderr=self._log or None,
+                start_new_session=True,
+                env=env,
+                cwd=cwd,
+                preexec_fn=preexec_fn,
+            )
+        except BaseException:
+            if self._log is not None:
+                self._log.close()
+                self._log = None
+            raise
 
     def _where(self) -> str:
         return f"process {self.proc.pid}"
@@ -114,7 +130,7 @@ class ProcessAdapter(RemoteAdapter):
         super().close()
         # A healthy child exits by itself after Terminate; a failed one (hung, or
         # already broken) gets a short SIGTERM grace so a run ends promptly.
-        if self.proc.poll() is None and not self.failed:
+        if self.proc.poll() is None and not self.failed and self.wait_for_exit:
             deadline = time.monotonic() + 2.0
             while self.proc.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.01)
@@ -130,6 +146,17 @@ class ProcessAdapter(RemoteAdapter):
                 self.proc.wait(wait)
             except subprocess.TimeoutExpired:
                 continue
+        self._kill_leftovers()
         if self._log is not None:
             self._log.close()
             self._log = None
+
+    def _kill_leftovers(self) -> None:
+        """What the child started and left in its process group (none for the SDK's
+        serve loop; a foreign command may fork helpers): SIGKILL to the group. The
+        leader has been reaped; Linux does not reuse its pid while the group has
+        members, so the group id still names them."""
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass

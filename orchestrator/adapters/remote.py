@@ -126,10 +126,17 @@ class LinkMonitor:
         self.handshakes = 0
         self.connected_at: float | None = None
         self.disconnected_at: float | None = None
+        """When the drop was first read (it happened after ``disconnected_after``)."""
+        self.disconnected_after: float | None = None
+        self.checked_at: float | None = None
 
     def check(self) -> None:
+        """Drain the monitor's events. They carry no time: an event is dated by when it
+        is read, so the adapter reads them while waiting and at every keepalive, and
+        a drop is known to have happened between the previous check and this one."""
         from zmq.utils.monitor import parse_monitor_message
 
+        previous, self.checked_at = self.checked_at, time.monotonic()
         while self.pipe.poll(0):
             event = parse_monitor_message(self.pipe.recv_multipart())
             kind, value = event["event"], event["value"]
@@ -139,7 +146,7 @@ class LinkMonitor:
             elif kind == zmq.EVENT_CONNECTED:
                 self.connected_at, self.disconnected_at = now, None
             elif kind == zmq.EVENT_DISCONNECTED:
-                self.disconnected_at = now
+                self.disconnected_at, self.disconnected_after = now, previous
             elif kind == zmq.EVENT_HANDSHAKE_SUCCEEDED:
                 self.handshakes += 1
             else:
@@ -195,7 +202,11 @@ class LinkMonitor:
                     "serve` running there, and the port open?") if self.retries else \
                 "no connection made yet"
         if self.disconnected_at is not None:
-            return f"the connection dropped {now - self.disconnected_at:.1f} s ago"
+            latest = now - self.disconnected_at
+            earliest = now - (self.disconnected_after or self.disconnected_at)
+            if earliest - latest > 0.5:  # not read for a while: say what is known
+                return f"the connection dropped {latest:.1f} to {earliest:.1f} s ago"
+            return f"the connection dropped {latest:.1f} s ago"
         if self.secure and not self.handshakes:
             return "connected, but the CURVE handshake did not complete"
         return ("connected" + (" (CURVE)" if self.secure else "") + "; the component hangs, is "
@@ -384,6 +395,7 @@ class RemoteAdapter(Adapter):
                     raise ConnectionLost(f"socket error: {exc}", component=self.name) from exc
                 if frames is None:
                     if remaining <= 0:
+                        self.supervise()  # a dead child is a crash, not a timeout
                         self.failed = True
                         raise StepTimeout(
                             f"no answer to {body} within {deadline - sent:g} s ({self._where()})",
@@ -509,6 +521,8 @@ class RemoteAdapter(Adapter):
     def keepalive(self, now: float) -> None:
         if self.closed:
             return
+        if self.link is not None:  # date a dropped connection while nothing is waited for
+            self.supervise()
         if self._in_flight is not None:
             # A step is out: collected when needed, so the component may have answered
             # long ago and now hears nothing. Keep its session alive; the step's own
@@ -519,6 +533,7 @@ class RemoteAdapter(Adapter):
                 self._hb_sent = now
             return
         if self._hb_outstanding is not None:
+            self.supervise()  # a dead child: ComponentCrashed now, not after peer_timeout
             # Drain whatever arrived (heartbeat answers, garbage) without blocking.
             while self.sock.poll(0, zmq.POLLIN):
                 self._accept(self.sock.recv_multipart())
@@ -531,6 +546,7 @@ class RemoteAdapter(Adapter):
                 )
             return
         if now - self._last_contact > self.heartbeat_interval_s:
+            self.supervise()
             self._send("heartbeat", lc.Heartbeat(state=lc.COMPONENT_STATE_INITIALIZED))
             self._hb_outstanding = now
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from ..rig import ComponentConfig, Schedule
 from . import values
-from .placements import ReplaySpec, endpoint_of, replay_of, security_of
+from .placements import ReplaySpec, command_of, endpoint_of, replay_of, security_of
 from .reading import read_profile
 from .report import Report, kind_of
 from .vocabulary import COMPONENT, MODES, NAME_RE, PLACEMENTS
@@ -111,7 +111,10 @@ def _component(
         else (None, None, False))  # --mode runs every component here: no connection to secure
     if "profile" in spec:
         parameters = read_profile(report, f"{key}.profile", spec["profile"], base_dir, parameters)
-    if mode is not None and placement != "replay":  # a replay stays one under --mode
+    command = command_of(report, key, spec, placement, base_dir, parameters)
+    if mode is not None and placement == "command" and not entry:
+        pass  # a command without a Python twin stays a command under --mode
+    elif mode is not None and placement != "replay":  # a replay stays one under --mode
         group = ""  # --mode: every component on its own (in-process, or one process each)
         if placement == "remote" and not entry:
             report.add(
@@ -136,6 +139,9 @@ def _component(
         server_key=server_key,
         client_key=client_key,
         insecure=insecure,
+        command=command.command if placement == "command" else (),
+        cwd=command.cwd if placement == "command" else None,
+        env=command.env if placement == "command" else (),
     )
 
 
@@ -143,11 +149,12 @@ def _entry(report: Report, key: str, spec: Mapping[str, Any], placement: str) ->
     """The entry text ('' when absent or bad)."""
     forms = '"quickstart.vehicle", "package.module:Class" or "file.py:Class"'
     if "entry" not in spec:
-        if placement not in ("remote", "replay"):
+        if placement not in ("remote", "replay", "command"):
             report.add(
                 f"{key}.entry",
                 f"missing: say what to run, e.g. entry = {forms} "
-                "(only a run = \"remote\" or \"replay\" component may leave it out)",
+                "(only a run = \"remote\", \"replay\" or \"command\" component may leave "
+                "it out)",
             )
         return ""
     entry = spec["entry"]

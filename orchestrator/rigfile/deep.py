@@ -6,7 +6,9 @@ checks run), computes its ports for them (``Component.ports_for``: an FMU's come
 from its model description), then checks every connection (the ports exist in the
 right direction and carry the same message type), plot series and
 ``run.record_exclude`` against them. A remote component whose entry cannot be
-loaded here is skipped: its code may exist only where it is served.
+loaded here is skipped: its code may exist only where it is served. A
+``run = "command"`` component is started (:func:`_described`), asked Describe and
+stopped: its parameters, ports and plotted fields are checked against the answer.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from moonpool.components.sdk.component import Component, Port
 from moonpool.components.sdk.errors import EntryError, ParameterError, PortError, Problem
 from moonpool.components.sdk.loading import load_entry
 from moonpool.components.sdk.wire import coerce_parameter
+from moonpool.v1 import lifecycle_pb2 as lc
 
 from ..rig import ComponentConfig, ConnectionConfig, PlotSpec, Rig
 from .connections_section import inputs_connected_twice
@@ -48,6 +51,11 @@ def deep_check(
     tunable: dict[str, tuple[str, ...]] = {}
     scenario_targets = {ev.component for ev in rig.scenarios if ev.parameter}
     for comp in rig.components:
+        if comp.placement == "command" and comp.command:
+            loaded = _described(rig, comp, report)
+            if loaded is not None:
+                classes[comp.name] = loaded
+            continue
         if comp.name in classes and comp.placement != "replay":
             params = _check_parameters(report, comp, classes[comp.name].cls)
             if comp.name in scenario_targets and params is not None:
@@ -102,7 +110,7 @@ def _load_classes(rig: Rig, report: Report) -> dict[str, _Loaded]:
             if loaded is not None:
                 classes[comp.name] = loaded
             continue
-        if not comp.entry:
+        if not comp.entry or comp.placement == "command":  # a command is asked (_described)
             continue
         try:
             cls = load_entry(comp.entry, base_dir=comp.base_dir)
@@ -160,6 +168,88 @@ def _replay_ports(rig: Rig, comp: ComponentConfig, report: Report) -> _Loaded | 
         label += (f"; left out of that recording by run.record_exclude, so not replayable: "
                   f"{', '.join(recorded.not_recorded)}")
     return _Loaded(label, Component, (), tuple(outputs))
+
+
+# -- a run = "command" component: started and asked
+
+
+_PYTHON_TYPES: dict[int, Any] = {
+    lc.PARAMETER_TYPE_DOUBLE: float, lc.PARAMETER_TYPE_INT: int,
+    lc.PARAMETER_TYPE_BOOL: bool, lc.PARAMETER_TYPE_STRING: str,
+    lc.PARAMETER_TYPE_DOUBLE_ARRAY: list[float], lc.PARAMETER_TYPE_STRING_ARRAY: list[str],
+}
+
+
+def _described(rig: Rig, comp: ComponentConfig, report: Report) -> _Loaded | None:
+    """Start the command, ask Describe, stop it; check the rig's parameters against the
+    Description. Its ports (the default ones: Describe before Configure) for the
+    connection and plot checks, or None (with a problem) when it cannot be asked."""
+    import tempfile
+    from pathlib import Path
+
+    from moonpool.components.sdk.errors import MoonpoolError
+
+    from ..adapters.command import CommandAdapter, command_values
+    from ..recording import recorded_class
+
+    key = f"components.{comp.name}"
+    with tempfile.TemporaryDirectory(prefix="mp-check-") as tmp:
+        log_path = Path(tmp) / "command.log"
+        adapter = None
+        try:
+            adapter = CommandAdapter(
+                comp.name, comp.command, f"ipc://{tmp}/c.sock", cwd=comp.cwd or comp.base_dir,
+                env=dict(comp.env), values=command_values(comp, rig.run.seed),
+                log_path=log_path, step_timeout_ns=comp.step_timeout_ns,
+                setup_timeout_ns=comp.setup_timeout_ns,
+                heartbeat_interval_ns=rig.run.heartbeat_interval_ns,
+                peer_timeout_ns=rig.run.peer_timeout_ns,
+            )
+            adapter.wait_for_exit = False
+            desc = adapter.describe()
+        except MoonpoolError as exc:
+            report.add(f"{key}.command", f"started to be asked Describe, it did not answer: "
+                       f"{exc.message}" + (f"; {exc.fix}" if exc.fix else ""))
+            return None
+        finally:
+            if adapter is not None:
+                adapter.close()
+    specs = {p.name: p for p in desc.parameters}
+    pkey = f"{key}.parameters"
+    label = f"command {comp.command[0]} ({desc.kind or 'no kind'})"
+    known = ", ".join(specs) or "none"
+    for name, value in comp.parameters.items():
+        spec = specs.get(name)
+        if spec is None:
+            report.add(f"{pkey}.{name}", f"unknown parameter '{name}' of {label}"
+                       f"{did_you_mean(name, specs)}; remove it or correct the spelling "
+                       f"(known parameters: {known})")
+            continue
+        hint = _PYTHON_TYPES.get(spec.type, Any)
+        try:
+            coerce_parameter(name, hint, value, comp.base_dir)
+        except ParameterError as exc:
+            report.add(f"{pkey}.{name}", f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
+    for name, spec in specs.items():
+        if spec.required and name not in comp.parameters:
+            about = ", ".join(x for x in (spec.description, spec.unit) if x)
+            report.add(pkey, f"missing required parameter '{name}'"
+                       + (f" ({about})" if about else "")
+                       + f"; add {name} = ... under [{pkey}]")
+    ports: list[tuple[Port, ...]] = []
+    for specs_ in (desc.inputs, desc.outputs):
+        found = []
+        for p in specs_:
+            try:
+                cls = recorded_class(p.type, bytes(desc.extra_schemas))
+            except PortError as exc:
+                report.add(f"{key}.command", f"{label} describes port '{p.name}' of type "
+                           f"{p.type!r}, which neither moonpool nor its extra_schemas define: "
+                           f"{exc.message}")
+                continue
+            found.append(Port(p.name, cls, p.description, p.queued))
+        ports.append(tuple(found))
+    return _Loaded(label, Component, ports[0], ports[1])
 
 
 # -- parameters

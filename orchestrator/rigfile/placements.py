@@ -203,3 +203,98 @@ def replay_of(
     out.readable = True
     out.schedule = recorded.schedule
     return out
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    """What the rig says about a ``run = "command"`` component."""
+
+    command: tuple[str, ...] = ()
+    """The program and its arguments, placeholders unexpanded."""
+    cwd: Path | None = None
+    """Its working directory (absolute, inside the rig's folder)."""
+    env: tuple[tuple[str, str], ...] = ()
+    """Environment variables (name, template)."""
+
+
+def command_of(
+    report: Report, key: str, spec: Mapping[str, Any], placement: str, base_dir: Path,
+    parameters: Mapping[str, Any],
+) -> CommandSpec:
+    """``command``, ``cwd`` and ``env`` of a ``run = "command"`` component: a non-empty
+    list of strings whose placeholders the rig can fill, a folder inside the rig's
+    folder that exists, a table of strings."""
+    from ..adapters.command import placeholder_problem, placeholders_in
+
+    if placement != "command":
+        for k in ("command", "cwd", "env"):
+            if k in spec:
+                report.add(f"{key}.{k}", f'is only used with run = "command" (this component '
+                           f'runs "{placement}"); remove it or set run = "command"')
+        return CommandSpec()
+    example = '["./camera_node", "--endpoint", "{endpoint}"]'
+
+    def templates_ok(where: str, text: str) -> bool:
+        try:
+            names = placeholders_in(text)
+        except ValueError as exc:
+            report.add(where, f"{text!r}: {exc}")
+            return False
+        for name in names:
+            problem = placeholder_problem(name, parameters)
+            if problem:
+                report.add(where, f"{text!r}: {problem}")
+                return False
+        return True
+
+    command: tuple[str, ...] = ()
+    if "command" not in spec:
+        report.add(f"{key}.command", f'missing: a run = "command" component needs the program '
+                   f"to start and its arguments, e.g. command = {example}")
+    else:
+        value = spec["command"]
+        if (not isinstance(value, list) or not value
+                or not all(isinstance(a, str) for a in value) or not value[0].strip()):
+            report.add(f"{key}.command", f"expected a non-empty list of strings, the program "
+                       f"first, e.g. {example}; got {kind_of(value)} {value!r}")
+        else:
+            ok = all([templates_ok(f"{key}.command[{i}]", a) for i, a in enumerate(value)])
+            if ok:
+                command = tuple(value)
+                if not any("{endpoint}" in a for a in value):
+                    report.add(f"{key}.command", "no argument holds {endpoint}: the program "
+                               "must be told where to serve; add it, e.g. "
+                               f"{example}")
+                    command = ()
+    cwd = base_dir.resolve()
+    if "cwd" in spec:
+        value = spec["cwd"]
+        if not isinstance(value, str) or not value.strip():
+            report.add(f"{key}.cwd", f"expected a folder inside the rig's folder, e.g. "
+                       f'"build", got {kind_of(value)} {value!r}')
+        else:
+            path = (base_dir / value).resolve()
+            if path != cwd and cwd not in path.parents:
+                report.add(f"{key}.cwd", f"'{value}' is outside the rig file's folder; give a "
+                           "folder inside it (relative to the rig file)")
+            elif not path.is_dir():
+                report.add(f"{key}.cwd", f"'{value}' is not a folder ({path}); create it or "
+                           "correct the path (relative to the rig file)")
+            else:
+                cwd = path
+    env: list[tuple[str, str]] = []
+    if "env" in spec:
+        value = spec["env"]
+        if not isinstance(value, dict):
+            report.add(f"{key}.env", f'expected a table of NAME = "value", e.g. env = '
+                       f'{{ CAMERA_ID = "0" }}, got {kind_of(value)} {value!r}')
+        else:
+            for name, text in value.items():
+                if not isinstance(text, str):
+                    report.add(f"{key}.env.{name}", f"expected a string, got {kind_of(text)} "
+                               f"{text!r}; put the value in quotes")
+                elif not name or "=" in name:
+                    report.add(f"{key}.env.{name}", "is not an environment variable name")
+                elif templates_ok(f"{key}.env.{name}", text):
+                    env.append((name, text))
+    return CommandSpec(command, cwd, tuple(env))

@@ -23,7 +23,7 @@ from ..timeparse import NS_PER_UNIT
 # ------------------------------------------------------------------ words and forms
 
 ALGORITHMS = ("jacobi", "gauss-seidel")
-PLACEMENTS = ("inproc", "process", "remote", "replay")
+PLACEMENTS = ("inproc", "process", "remote", "replay", "command")
 """Where a component runs (its ``run`` key)."""
 MODES = ("inproc", "process")
 """What ``--mode`` may force every component to."""
@@ -187,6 +187,7 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
 _REPLAY = ("replay",)
 _REMOTE = ("remote",)
 _LOCAL = ("inproc", "process")
+_COMMAND = ("command",)
 
 COMPONENT = Table(
     "[components.NAME]",
@@ -195,11 +196,22 @@ COMPONENT = Table(
         Key("entry", TEXT, "The component class: a registered short name "
             "(\"quickstart.vehicle\"), \"package.module:Class\" or \"file.py:Class\" "
             "(relative to the rig file's folder). Optional for a remote component; a "
-            "replay ignores it.", required_by=_LOCAL),
+            "replay and a command ignore it.", required_by=_LOCAL),
         Key("run", enum(PLACEMENTS), "Where it runs: in the orchestrator's process "
             "(inproc), in a child process it supervises (process), behind an endpoint "
-            "someone else serves (remote), or as a replay of its recorded messages "
-            "(replay).", "inproc"),
+            "someone else serves (remote), as a replay of its recorded messages "
+            "(replay), or as a program in any language the orchestrator starts from "
+            "its command line (command).", "inproc"),
+        Key("command", {"type": "array", "minItems": 1, "items": TEXT},
+            "run = \"command\": the program and its arguments, e.g. [\"./camera_node\", "
+            "\"--endpoint\", \"{endpoint}\"]; placeholders {endpoint}, {instance}, "
+            "{rig_dir}, {seed}, {parameters.NAME} ({{ and }} for braces). A relative "
+            "program path is taken from cwd.", only=_COMMAND, required_by=_COMMAND),
+        Key("cwd", TEXT, "run = \"command\": its working directory, inside the rig "
+            "file's folder (relative to it; default: that folder).", only=_COMMAND),
+        Key("env", {"type": "object", "additionalProperties": {"type": "string"}},
+            "run = \"command\": environment variables set for it (on top of the "
+            "orchestrator's environment; the same placeholders).", {}, only=_COMMAND),
         Key("endpoint", {"type": "string", "pattern": ENDPOINT_RE.pattern},
             "run = \"remote\": the ZeroMQ endpoint it is served at, tcp://HOST:PORT "
             "(port 1-65535), ipc://PATH or inproc://NAME. A tcp:// endpoint off the "
@@ -237,7 +249,7 @@ COMPONENT = Table(
     ),
     rules=(
         {"not": {"required": ["rate_hz", "period"]}},
-        {"if": runs(("inproc", "process", "remote")),
+        {"if": runs(("inproc", "process", "remote", "command")),
          "then": {"anyOf": [{"required": ["rate_hz"]}, {"required": ["period"]}]}},
         {"dependentRequired": {"server_key": ["client_key"], "client_key": ["server_key"]}},
         {"if": {"anyOf": [{"required": ["server_key"]}, {"required": ["client_key"]}]},
