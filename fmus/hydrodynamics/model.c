@@ -462,6 +462,17 @@ static void derivatives(const HydroModel *m, const HydroInputs *in, const double
         rhs[i] = in->tau[i] + in->ext[i] - crb[i] - ca[i] - damping - gr[i];
         if (wrench) wrench[i] = -ca[i] - damping - gr[i];
     }
+    if (mesh) {
+        /* Added mass acts on the acceleration relative to the water, M_A nu_r_dot, not
+         * M_A nu_dot: nu_r_dot = nu_dot - d/dt(R^T v_c), and for a current that is
+         * constant in NED but sheared in depth d/dt(R^T v_c) = -nu2 x (R^T v_c) + R^T
+         * (s_n d_dot, s_e d_dot, 0). So M nu_dot = rhs + M_A [d/dt(R^T v_c); 0]. Without
+         * it a body spinning in a current feels a spurious lateral force A nu2 x v_c. */
+        double wv[3], dvn[3] = {p->shear[0] * xdot[2], p->shear[1] * xdot[2], 0.0}, dvb[3];
+        cross(nu + 3, vc_b, wv);
+        mul_RT(R, dvn, dvb);
+        for (int i = 0; i < 3; i++) rhs[i] += m->MA[i] * (dvb[i] - wv[i]);
+    }
     if (p->earth_rotation) {
         double fe[6];
         earth_coriolis(p, R, nu, fe);
