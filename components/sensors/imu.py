@@ -466,7 +466,7 @@ def _triad_params(prefix: str, d: TriadErrors) -> dict[str, Any]:
     docs = {
         "noise_density": ("white noise density N", und),
         "bias_instability": ("bias instability B (Allan floor = 0.664 B)", u),
-        "bias_correlation_s": ("correlation time of the Gauss-Markov bias", "s"),
+        "bias_correlation_s": ("shortest correlation time of the bias-instability band", "s"),
         "random_walk": ("bias random walk K", urw),
         "scale_factor": ("per-axis scale-factor error (fraction)", "1"),
         "misalignment": ("cross-axis terms (xy, xz, yx, yz, zx, zy)", "rad"),

@@ -21,6 +21,8 @@ import pytest
 from conftest import ROOT
 from test_hydro_fmu import Hydro
 
+pytestmark = pytest.mark.slow
+
 PROFILES = ROOT / "fmus" / "hydrodynamics" / "profiles"
 FMU = ROOT / "fmus" / "build" / "hydrodynamics-fmi3.fmu"
 THRUST = {"u": "tau_X", "v": "tau_Y", "w": "tau_Z", "r": "tau_N"}

@@ -33,6 +33,8 @@ from moonpool.components.sensors.common import G
 from moonpool.components.sensors.imu import (FLICKER_FACTOR, ImuModel, ImuModelParams,
                                               allan_deviation_model)
 
+pytestmark = pytest.mark.slow
+
 SAMPLES = 864_000
 DAY_S = 86_400.0
 WHITE_DT, WHITE_SAMPLES = 0.1, 36_000  # 1 h at 10 Hz for N

@@ -7,11 +7,14 @@ docs/hydrodynamics.md (docs/figures/lander_descent.py)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from conftest import RIGS
 
 from moonpool.orchestrator.recording import decode_recorded, read_recording
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
+
+pytestmark = pytest.mark.slow
 
 
 def test_lander_descent_first_30_s(tmp_path):
