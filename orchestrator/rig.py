@@ -1,6 +1,6 @@
 """The rig: a typed, frozen description of one execution.
 
-Built only by ``rigfile.py`` (the one module that parses TOML); everything else
+Built only by the ``rigfile`` package (the only code that parses TOML); everything else
 reads these dataclasses. Times are integer nanoseconds. docs/rigs.md is the
 reference of the file format these come from.
 """

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from ..actuation.geometry import ThrusterSpec, configuration_matrix, thrusters_from_profile
+from ..sdk.errors import ParameterError
 
-__all__ = ["profile_box", "reachable_box"]
+__all__ = ["limit_box", "profile_box", "reachable_box"]
 
 
 def reachable_box(thrusters: Sequence[ThrusterSpec]) -> tuple[np.ndarray, np.ndarray]:
@@ -54,3 +55,19 @@ def profile_box(profile: Mapping[str, Any],
     if not thrusters:
         return None
     return reachable_box(thrusters_from_profile(profile, component))
+
+
+def limit_box(profile: Mapping[str, Any], margin: float, component: str, limit_name: str,
+              limit_fix: str) -> tuple[np.ndarray, np.ndarray]:
+    """The reachable box of a profile for a controller whose ``limit_name`` parameter
+    (``input_limit``, ``output_limit``) was left empty, before its ``limit_margin``
+    is applied: ``margin`` checked in (0, 1], ``ParameterError`` naming ``component``
+    when the profile has no ``[[thrusters]]`` (``limit_fix`` says what to give instead)."""
+    if not 0 < margin <= 1:
+        raise ParameterError(f"limit_margin must be in (0, 1], got {margin}", component=component,
+                             fix="e.g. limit_margin = 0.8")
+    box = profile_box(profile, component)  # ParameterError naming the thruster at fault
+    if box is None:
+        raise ParameterError(f"{limit_name} is empty and the profile has no [[thrusters]]",
+                             component=component, fix=limit_fix)
+    return box

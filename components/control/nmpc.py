@@ -472,15 +472,9 @@ class Nmpc(StateInput, Component):
 
 
 def _box_from_profile(profile: Mapping[str, Any], margin: float, component: str):
-    from .limits import profile_box
+    from .limits import limit_box
 
-    if not 0 < margin <= 1:
-        raise ParameterError(f"limit_margin must be in (0, 1], got {margin}", component=component,
-                             fix="e.g. limit_margin = 0.8")
-    box = profile_box(profile, component)  # ParameterError naming the thruster at fault
-    if box is None:
-        raise ParameterError("input_limit is empty and the profile has no [[thrusters]]",
-                             component=component, fix="give input_limit = [X, Y, Z, N]")
+    box = limit_box(profile, margin, component, "input_limit", "give input_limit = [X, Y, Z, N]")
     lo, hi = box[0][list(U_AXES)], box[1][list(U_AXES)]
     if np.any(lo >= 0) or np.any(hi <= 0):
         raise ParameterError(f"the profile's thrusters cannot push both ways on X, Y, Z and N "

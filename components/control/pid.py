@@ -290,16 +290,10 @@ def make_wrench(header, tau: np.ndarray) -> vehicle_pb2.Wrench:
 
 
 def _limits_from_profile(profile: Mapping[str, Any], margin: float, component: str) -> tuple[float, ...]:
-    from .limits import profile_box
+    from .limits import limit_box
 
-    if not 0 < margin <= 1:
-        raise ParameterError(f"limit_margin must be in (0, 1], got {margin}", component=component,
-                             fix="e.g. limit_margin = 0.8")
-    box = profile_box(profile, component)  # ParameterError naming the thruster at fault
-    if box is None:
-        raise ParameterError("output_limit is empty and the profile has no [[thrusters]]",
-                             component=component,
-                             fix="give output_limit = [Fx, Fy, Fz, Mz] or a profile with thrusters")
+    box = limit_box(profile, margin, component, "output_limit",
+                    "give output_limit = [Fx, Fy, Fz, Mz] or a profile with thrusters")
     lo, hi = np.abs(box[0]), np.abs(box[1])
     horizontal = min(lo[0], hi[0], lo[1], hi[1])
     limits = (horizontal, horizontal, min(lo[2], hi[2]), min(lo[5], hi[5]))

@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 from scipy.optimize import least_squares
 
+from ..sdk import tomlfile
 from ..sdk.errors import MoonpoolError, ParameterError
 
 AXES = ("u", "v", "w", "p", "q", "r")
@@ -263,9 +264,7 @@ def format_report(res: Result) -> str:
 def write_profile(res: Result, profile_text: str, name: str) -> str:
     """A profile TOML: the input profile's [parameters] with the fitted A_*, D1_*, D2_*
     replaced, and a comment naming the trials."""
-    import tomllib
-
-    params = dict(tomllib.loads(profile_text)["parameters"])
+    params = dict(tomlfile.loads(profile_text)["parameters"])
     for a, f in res.axes.items():
         params[f"A_{a}"], params[f"D1_{a}"], params[f"D2_{a}"] = f.added_mass, f.d1, f.d2
     lines = [f"# Fitted by moonpool calibrate hydro from {name}'s trials:"]

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tomllib
 from pathlib import Path
 
 from ..sdk.commands import Command
+from ..sdk import tomlfile
 from ..sdk.errors import ParameterError
 from . import calibration as cal
 
@@ -33,8 +33,8 @@ def _run(args: argparse.Namespace) -> int:
     try:
         try:
             text = args.profile.read_text(encoding="utf-8")
-            profile = tomllib.loads(text)["parameters"]
-        except (OSError, tomllib.TOMLDecodeError, KeyError) as exc:
+            profile = tomlfile.loads(text)["parameters"]
+        except (OSError, tomlfile.TOMLDecodeError, KeyError) as exc:
             raise ParameterError(f"{args.profile}: not a readable profile with a [parameters] "
                                  f"table ({exc})", fix="give a file like "
                                  "fmus/hydrodynamics/profiles/bluerov2_heavy.toml") from exc

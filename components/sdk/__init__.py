@@ -17,6 +17,9 @@ the order a newcomer reads them:
 - ``serve.py``      the ROUTER loop serving components (``moonpool serve``)
 - ``security.py``   CURVE keys, the server's allow-list, the client's socket setup
 - ``loading.py``    ENTRY → class (short names, ``module:Class``, ``file.py:Class``)
+- ``commands.py``   subcommands of ``moonpool`` that component packages register
+- ``tomlfile.py``   TOML parsing (rig files, profiles, scene files): moonpool's one
+                    importer of ``tomllib``
 
 A component needs only the first three (re-exported here and in
 ``moonpool.components``)::

@@ -18,7 +18,7 @@ import numpy as np
 from moonpool.v1 import common_pb2
 
 from ..sdk.component import Component
-from ..sdk.frames import rot_from_euler
+from ..sdk.frames import rot_from_euler  # the mount rotation
 from ..sdk.noise import KeyedNoise
 
 G = 9.80665  # standard gravity, m/s^2

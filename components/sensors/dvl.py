@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -253,11 +254,14 @@ class DvlModel:
     """Pure vectorised DVL of one instance (seed, name), sampled every dt_s seconds."""
 
     def __init__(self, params: DvlParams = DvlParams(), mount: Mount = Mount(),
-                 seed: int = 0, name: str = "dvl", dt_s: float = 0.2) -> None:
+                 seed: int = 0, name: str = "dvl", dt_s: float = 0.2, engine=None) -> None:
         params.check()
         if not dt_s > 0:
             raise ValueError("dt_s must be > 0")
         self.params, self.mount, self.dt_s = params, mount, float(dt_s)
+        self.engine = engine
+        """A ray engine (``cast(origins, directions, max_range_m) -> Hits``, e.g. a
+        scene's): the beams are cast against it instead of the flat or gridded seabed."""
         self.noise = KeyedNoise(seed, name)
         self.B = params.beams
         self.nb = self.B.shape[0]
@@ -288,12 +292,15 @@ class DvlModel:
 
     def ray_range(self, origin: np.ndarray, direction: np.ndarray) -> np.ndarray:
         """Distance along unit rays (..., 3) NED from origins (..., 3) to the seabed; inf
-        when the ray never meets it (pointing up, or the origin below the seabed)."""
+        when the ray never meets it (pointing up, or the origin below the seabed). With
+        an ``engine``: the first hit of the ray in the scene (inf: none at any range)."""
         origin = np.asarray(origin, dtype=float)
         direction = np.asarray(direction, dtype=float)
         shape = np.broadcast_shapes(origin.shape, direction.shape)[:-1]
         o = np.broadcast_to(origin, shape + (3,)).reshape(-1, 3)
         d = np.broadcast_to(direction, shape + (3,)).reshape(-1, 3)
+        if self.engine is not None:
+            return np.asarray(self.engine.cast(o, d, np.inf).distance_m, dtype=float).reshape(shape)
         if self._gd is None:
             h = self.params.seabed_depth_m - o[:, 2]
             with np.errstate(divide="ignore", invalid="ignore"):
@@ -403,7 +410,9 @@ class DvlModel:
         fit = solved & bottom
         if fit.any():
             P = rho[:, :, None] * B[None, :, :]  # (n, nb, 3) hit points, sensor frame
-            A = np.concatenate([P[:, :, :2], np.ones((n, nb, 1))], axis=2) * ok[:, :, None]
+            # (where, not a product: a beam that meets nothing has an infinite range)
+            A = np.where(ok[:, :, None],
+                         np.concatenate([P[:, :, :2], np.ones((n, nb, 1))], axis=2), 0.0)
             AtA = np.einsum("nki,nkj->nij", A, A)
             AtA[~fit] = np.eye(3)
             rhs = np.einsum("nki,nk->ni", A, np.where(ok, P[:, :, 2], 0.0))
@@ -446,6 +455,8 @@ class DvlSensor(Component):
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
+        scene: Path | None = param(None, "scene file (TOML) the beams are cast against; empty: "
+                                         "the flat seabed or the height-field grid")
         beam_angle_deg: float = param(25.0, "beam angle from the sensor's down axis", unit="deg")
         beam_azimuths_deg: tuple[float, ...] = param((45.0, 135.0, 225.0, 315.0),
                                                      "beam azimuths about z from x", unit="deg")
@@ -493,6 +504,14 @@ class DvlSensor(Component):
         self.mount = Mount(tuple(params.mount_xyz_m), tuple(params.mount_rpy_rad))
         self.latency_ns = int(round(params.latency_s * 1e9))
         self.model: DvlModel | None = None
+        self.engine = None
+        if params.scene is not None:
+            if self.dvl_params.seabed_grid_depth_m:
+                raise ParameterError("both `scene` and a seabed grid are given",
+                                     component=self.name, fix="drop the seabed_grid_* parameters")
+            from .acoustic import load_scene
+
+            self.engine = load_scene(str(params.scene), self.name).engine()
 
     def initialize(self, start_time_ns: int):
         self.k = 0
@@ -505,7 +524,8 @@ class DvlSensor(Component):
         k, self.k = self.k, self.k + 1
         if self.model is None:  # the drift needs the sample period: the schedule's period
             period = self.period_ns if self.period_ns > 0 else dt_ns
-            self.model = DvlModel(self.dvl_params, self.mount, self.seed, self.name, period * 1e-9)
+            self.model = DvlModel(self.dvl_params, self.mount, self.seed, self.name, period * 1e-9,
+                                  self.engine)
         msg = sensors_pb2.Dvl(header=self.header(t_ns, self.name))
         state = inputs.get("state")
         if state is None:

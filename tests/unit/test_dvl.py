@@ -257,3 +257,99 @@ def test_same_seed_in_another_process(tmp_path):
     for i, o in enumerate(outs):
         ref = b.fill(i, sensors_pb2.Dvl(header=o.header))
         assert o.SerializeToString(deterministic=True) == ref.SerializeToString(deterministic=True), i
+
+
+# ------------------------------------------------------------- on the scene
+
+
+def test_scene_flat_mesh_equals_the_flat_seabed():
+    from acoustic_scenes import flat_engine
+
+    tr = truth(5, 40.0, (0.6, -0.1, 0.05), (0.02, 0.01, 0.1), rpy=(0.1, -0.05, 0.7))
+    tr.position_ned_m[:, 0] = np.arange(5) * 3.0
+    p = DvlParams(seabed_depth_m=70.0, dropout_probability=0.2, bias_walk_mps_per_sqrt_s=1e-3)
+    mount = Mount((0.3, 0.1, 0.2), (0.0, 0.05, 0.4))
+    flat, _ = DvlModel(p, mount, 3, "dvl").measure(tr)
+    mesh, _ = DvlModel(p, mount, 3, "dvl", engine=flat_engine(70.0)).measure(tr)
+    np.testing.assert_allclose(mesh.true_beam_range_m, flat.true_beam_range_m, rtol=1e-12)
+    np.testing.assert_allclose(mesh.true_altitude_m, flat.true_altitude_m, rtol=1e-12)
+    np.testing.assert_array_equal(mesh.reason, flat.reason)
+    np.testing.assert_allclose(mesh.velocity_mps, flat.velocity_mps, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(mesh.altitude_m, flat.altitude_m, rtol=1e-10)
+
+
+def test_scene_tilted_plane_ranges_and_altitude():
+    from acoustic_scenes import plane_engine
+    from moonpool.components.sdk.frames import rot_from_quat
+
+    nrm = np.array([-0.1, 0.05, 1.0])  # the plane z - 0.1 N + 0.05 E = 50
+    eng = plane_engine((0.0, 0.0, 50.0), nrm)
+    m = DvlModel(DvlParams(**QUIET), engine=eng)
+    tr = truth(1, 30.0, rpy=(0.05, 0.1, 0.4))
+    tr.position_ned_m[0, :2] = (10.0, -5.0)
+    b, _ = m.measure(tr)
+    Rw = rot_from_quat(tr.quaternion[0])
+    p0 = tr.position_ned_m[0]
+    for i, bi in enumerate(beams_ref()):
+        d = Rw @ bi
+        assert b.true_beam_range_m[0, i] == pytest.approx((50.0 - nrm @ p0) / (nrm @ d), rel=1e-12)
+    z = Rw[:, 2]
+    assert b.true_altitude_m[0] == pytest.approx((50.0 - nrm @ p0) / (nrm @ z), rel=1e-12)
+    assert b.altitude_m[0] == pytest.approx(b.true_altitude_m[0], rel=1e-9)  # plane fit, exact
+
+
+def test_scene_beams_that_hit_nothing_are_invalid_and_lock_needs_three():
+    from moonpool.components.world.rays import RayEngine
+
+    # a seabed strip only north of the vehicle: the two aft beams meet nothing
+    V = np.array([[0.5, -50, 100.0], [50, -50, 100.0], [50, 50, 100.0], [0.5, 50, 100.0]])
+    eng = RayEngine.from_mesh(V, np.array([[0, 1, 2], [0, 2, 3]]), labels=1, instances=1)
+    m = DvlModel(DvlParams(**QUIET), engine=eng)
+    b, _ = m.measure(truth(1, 80.0, (0.5, 0, 0)))
+    R = common_pb2
+    assert list(b.beam_reason[0]) == [0, R.REFUSAL_REASON_NO_LOCK, R.REFUSAL_REASON_NO_LOCK, 0]
+    assert b.reason[0] == R.REFUSAL_REASON_OUT_OF_RANGE  # 2 beams see the seabed, 3 needed
+    msg = b.fill(0, sensors_pb2.Dvl())
+    assert "2 of 4 beams" in msg.validity.detail
+    assert msg.beams[1].validity.detail == "the beam does not meet the seabed"
+    assert math.isinf(msg.beams[1].true_range_m)
+    # three beams over the seabed: locked (exact 3-beam solution)
+    eng3 = RayEngine.from_mesh(np.array([[-52, -50, 100.0], [48, -50, 100.0], [48, 50, 100.0]]),
+                               np.array([[0, 1, 2]]), labels=1, instances=1)  # 135 deg misses
+    b, _ = DvlModel(DvlParams(**QUIET), engine=eng3).measure(truth(1, 80.0, (0.5, 0.2, 0)))
+    assert (b.beam_reason[0] == 0).sum() == 3 and b.valid[0]
+    np.testing.assert_allclose(b.velocity_mps[0], [0.5, 0.2, 0.0], atol=1e-12)
+    assert b.altitude_m[0] == pytest.approx(20.0, abs=1e-9)  # plane through the 3 hits
+
+
+def test_component_with_a_scene_file(tmp_path):
+    from acoustic_scenes import write_flat_scene
+
+    path = write_flat_scene(tmp_path, depth_m=90.0, boulder=(0.0, 0.0, 88.0, 4.0))
+
+    def run(params):
+        host = ComponentHost(DvlSensor())
+        host.configure(lc.Configure(instance_name="dvl", seed=4, parameters=params))
+        host.initialize(0)
+        s = vehicle_pb2.VehicleState()
+        s.orientation.w = 1.0
+        s.position_ned_m.x, s.position_ned_m.z = 30.0, 70.0
+        s.linear_velocity_body_mps.x = 0.8
+        return [host.step(k * 200_000_000, 200_000_000, {"state": s})[0].message for k in range(3)]
+
+    scene = run([lc.NamedParameter(name="scene", value=lc.ParameterValue(string_value=str(path)))])
+    flat = run([_param("seabed_depth_m", 90.0)])
+    for a, b in zip(scene, flat):  # 30 m north of the boulder: the flat floor
+        assert a.validity.valid and b.validity.valid
+        assert [bm.true_range_m for bm in a.beams] == pytest.approx([bm.true_range_m for bm in b.beams], rel=1e-12)
+        assert a.velocity_mps.x == pytest.approx(b.velocity_mps.x, abs=1e-12)
+    # over the boulder (top at 84 m): the nadir altitude is to its top
+    host = ComponentHost(DvlSensor())
+    host.configure(lc.Configure(instance_name="dvl", seed=4, parameters=[
+        lc.NamedParameter(name="scene", value=lc.ParameterValue(string_value=str(path)))]))
+    host.initialize(0)
+    s = vehicle_pb2.VehicleState()
+    s.orientation.w = 1.0
+    s.position_ned_m.z = 70.0
+    (out,) = host.step(0, 200_000_000, {"state": s})
+    assert out.message.true_altitude_m == pytest.approx(14.0, abs=1e-6)  # a vertex of the sphere

@@ -1,0 +1,130 @@
+"""The one description of the ocean: the water column of a scene (docs/world.md).
+
+Temperature and salinity are given as a three-layer profile in depth d (m, positive
+down):
+
+* a **mixed layer** 0 <= d <= d_m: uniform, T_s and S_s;
+* a **thermocline** d_m < d < d_t: linear from (T_s, S_s) to (T_d, S_d);
+* the **deep** water d >= d_t: T_d + g_T (d - d_t), S_d (g_T a small gradient, °C/m).
+
+Pressure, density and sound speed follow from TEOS-10 (IOC, SCOR and IAPSO 2010,
+*The international thermodynamic equation of seawater - 2010*) through ``gsw``
+(the Gibbs SeaWater toolbox, McDougall and Barker 2011), never from a hand-written
+equation of state:
+
+* sea pressure p (dbar) = ``gsw.p_from_z(-d, latitude)`` (a standard ocean with no
+  dynamic height anomaly: Saunders' 1981 relation refined in TEOS-10);
+* absolute salinity SA = ``gsw.SA_from_SP(S, p, lon, lat)`` (with the regional
+  anomaly of the map origin) and conservative temperature
+  CT = ``gsw.CT_from_t(SA, T, p)``;
+* density ρ = ``gsw.rho(SA, CT, p)`` and sound speed c = ``gsw.sound_speed(SA, CT, p)``;
+* absolute pressure = p · 10^4 Pa/dbar + 101,325 Pa.
+
+Fresh water (a pool) is S = 0. The current is uniform, or piecewise linear in depth
+through given (depth, velocity) knots and held constant above the first and below
+the last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gsw
+import numpy as np
+
+P_ATM_PA = 101_325.0
+"""Standard atmosphere at the surface, Pa."""
+PA_PER_DBAR = 1.0e4
+
+
+@dataclass(frozen=True)
+class WaterColumn:
+    """Temperature/salinity profile, current and map origin of a scene."""
+
+    latitude_deg: float = 0.0
+    """Latitude of the map origin, degrees north (gravity in gsw; the magnetometer)."""
+    longitude_deg: float = 0.0
+    """Longitude of the map origin, degrees east."""
+    surface_temperature_c: float = 15.0
+    """In-situ temperature of the mixed layer T_s, °C (ITS-90)."""
+    surface_salinity_psu: float = 35.0
+    """Practical salinity of the mixed layer S_s (PSS-78; 0 = fresh water)."""
+    mixed_layer_depth_m: float = 50.0
+    """Bottom of the mixed layer d_m, m."""
+    thermocline_bottom_m: float = 1000.0
+    """Bottom of the thermocline d_t, m (>= d_m; = d_m: a step)."""
+    deep_temperature_c: float = 2.0
+    """In-situ temperature at the top of the deep water T_d, °C."""
+    deep_salinity_psu: float = 34.7
+    """Practical salinity of the deep water S_d."""
+    deep_temperature_gradient_c_per_m: float = 0.0
+    """dT/dd below d_t, °C/m (e.g. +1e-4: adiabatic warming in a trench)."""
+    uniform_current_ned_mps: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    """Uniform current (north, east, down), m/s; used when ``current_profile`` is empty."""
+    current_profile: tuple[tuple[float, tuple[float, float, float]], ...] = ()
+    """Knots (depth m, (north, east, down) m/s), depths increasing: piecewise linear."""
+
+    def __post_init__(self) -> None:
+        if not self.thermocline_bottom_m >= self.mixed_layer_depth_m >= 0:
+            raise ValueError(
+                f"water column: need 0 <= mixed_layer_depth_m ({self.mixed_layer_depth_m}) <= "
+                f"thermocline_bottom_m ({self.thermocline_bottom_m}) (fix: order the layers)")
+        if not -90.0 <= self.latitude_deg <= 90.0:
+            raise ValueError(f"water column: latitude_deg {self.latitude_deg} outside [-90, 90]")
+        depths = [k[0] for k in self.current_profile]
+        if any(b <= a for a, b in zip(depths, depths[1:])):
+            raise ValueError("water column: current_profile depths must increase "
+                             "(fix: sort the knots by depth, no repeats)")
+
+    # ------------------------------------------------------------- profiles
+
+    def _layer(self, depth_m, surface: float, deep: float, gradient: float) -> np.ndarray:
+        d = np.maximum(np.asarray(depth_m, dtype=float), 0.0)
+        dm, dt = self.mixed_layer_depth_m, self.thermocline_bottom_m
+        if dt > dm:
+            frac = np.clip((d - dm) / (dt - dm), 0.0, 1.0)
+        else:
+            frac = (d > dm).astype(float)
+        value = surface + (deep - surface) * frac
+        return value + gradient * np.maximum(d - dt, 0.0)
+
+    def temperature_c(self, depth_m) -> np.ndarray:
+        """In-situ temperature T(d), °C."""
+        return self._layer(depth_m, self.surface_temperature_c, self.deep_temperature_c,
+                           self.deep_temperature_gradient_c_per_m)
+
+    def salinity_psu(self, depth_m) -> np.ndarray:
+        """Practical salinity S(d)."""
+        return self._layer(depth_m, self.surface_salinity_psu, self.deep_salinity_psu, 0.0)
+
+    def sea_pressure_dbar(self, depth_m) -> np.ndarray:
+        """Sea pressure (absolute minus 10.1325 dbar), dbar: ``gsw.p_from_z``."""
+        d = np.maximum(np.asarray(depth_m, dtype=float), 0.0)
+        return np.asarray(gsw.p_from_z(-d, self.latitude_deg), dtype=float)
+
+    def pressure_pa(self, depth_m) -> np.ndarray:
+        """Absolute pressure (atmosphere + water), Pa."""
+        return self.sea_pressure_dbar(depth_m) * PA_PER_DBAR + P_ATM_PA
+
+    def _sa_ct_p(self, depth_m):
+        p = self.sea_pressure_dbar(depth_m)
+        sa = gsw.SA_from_SP(self.salinity_psu(depth_m), p, self.longitude_deg, self.latitude_deg)
+        ct = gsw.CT_from_t(sa, self.temperature_c(depth_m), p)
+        return sa, ct, p
+
+    def density_kgpm3(self, depth_m) -> np.ndarray:
+        """In-situ density ρ(d) = ``gsw.rho(SA, CT, p)``, kg/m^3."""
+        return np.asarray(gsw.rho(*self._sa_ct_p(depth_m)), dtype=float)
+
+    def sound_speed_mps(self, depth_m) -> np.ndarray:
+        """Speed of sound c(d) = ``gsw.sound_speed(SA, CT, p)``, m/s."""
+        return np.asarray(gsw.sound_speed(*self._sa_ct_p(depth_m)), dtype=float)
+
+    def current_ned_mps(self, depth_m) -> np.ndarray:
+        """Current (north, east, down) at each depth, (N, 3) m/s."""
+        d = np.atleast_1d(np.asarray(depth_m, dtype=float))
+        if not self.current_profile:
+            return np.tile(np.asarray(self.uniform_current_ned_mps, dtype=float), (len(d), 1))
+        knots = np.array([k[0] for k in self.current_profile], dtype=float)
+        values = np.array([k[1] for k in self.current_profile], dtype=float)
+        return np.stack([np.interp(d, knots, values[:, i]) for i in range(3)], axis=1)
