@@ -27,10 +27,13 @@ from xml.sax.saxutils import escape
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE / "hydrodynamics"
+if str(HERE) not in sys.path:  # meshes.py beside this file, also when imported by path
+    sys.path.insert(0, str(HERE))
+from meshes import meshes_header  # noqa: E402
 BUILD = HERE / "build"
 MODEL = "hydrodynamics"
 C_SOURCES = ["model.c", "fmu_common.c"]
-C_HEADERS = ["model.h", "fmu_common.h", "variables.h"]
+C_HEADERS = ["model.h", "fmu_common.h", "variables.h", "meshes.h"]
 
 # ---------------------------------------------------------------------------
 # The interface table: (name, type, causality, variability, start, unit, C field, description)
@@ -138,6 +141,40 @@ def _vars():
             ("qz", "1/s", "quaternion rate z")]):
         v.append((f"der({n})", "Float64", LOC, CONT, None, unit, f"m.xdot[{i}]",
                   f"state derivative: {desc}"))
+    # Issue 23, appended so that every older value reference stays: the sheared current
+    # (all backends) and the mesh backend (backend = 2, docs/hydrodynamics.md).
+    v += [
+        ("current_shear_n", "Float64", P, TUN, 0.0, "1/s", "p.shear[0]",
+         "vertical shear of the north current: v_c,n(d) = current_n + current_shear_n * d"),
+        ("current_shear_e", "Float64", P, TUN, 0.0, "1/s", "p.shear[1]",
+         "vertical shear of the east current: v_c,e(d) = current_e + current_shear_e * d"),
+        ("mesh", "Int32", P, FIX, 0, None, "p.mesh",
+         "mesh backend: built-in hull mesh (1 sphere, 2 box, 3 cylinder, 4 lander)"),
+        ("mesh_scale", "Float64", P, FIX, 1.0, "m", "p.mesh_scale",
+         "mesh backend: metres per mesh unit"),
+        ("mesh_cp", "Float64", P, TUN, 1.0, None, "p.mesh_cp",
+         "mesh backend: pressure-drag coefficient C_p per face"),
+        ("mesh_cf", "Float64", P, TUN, 0.0, None, "p.mesh_cf",
+         "mesh backend: skin-friction coefficient C_f per face"),
+        ("mesh_cl", "Float64", P, TUN, 0.0, None, "p.mesh_cl",
+         "mesh backend: lift coefficient C_L of the lifting faces (0 = no lift)"),
+        ("magnus_cm", "Float64", P, TUN, 0.0, None, "p.magnus_cm",
+         "mesh backend: Magnus coefficient C_M (0 = no Magnus force)"),
+        ("magnus_area", "Float64", P, TUN, 0.0, "m2", "p.magnus_area",
+         "mesh backend: Magnus reference area A"),
+    ]
+    for i, (n, unit, desc) in enumerate([
+            ("hydro_X", "N", "hydrodynamic + hydrostatic force X, body frame"),
+            ("hydro_Y", "N", "hydrodynamic + hydrostatic force Y"),
+            ("hydro_Z", "N", "hydrodynamic + hydrostatic force Z"),
+            ("hydro_K", "N.m", "hydrodynamic + hydrostatic moment K about CO"),
+            ("hydro_M", "N.m", "hydrodynamic + hydrostatic moment M"),
+            ("hydro_N", "N.m", "hydrodynamic + hydrostatic moment N"),
+            ("mesh_volume", "m3", "mesh backend: enclosed volume of the scaled mesh (0 otherwise)"),
+            ("mesh_x_b", "m", "mesh backend: centroid of the mesh volume, body x"),
+            ("mesh_y_b", "m", "mesh backend: centroid of the mesh volume, body y"),
+            ("mesh_z_b", "m", "mesh backend: centroid of the mesh volume, body z")]):
+        v.append((n, "Float64", OUT, CONT, None, unit, f"out[{23 + i}]", desc))
     return v
 
 
@@ -163,7 +200,7 @@ UNITS = {
     "m/s2": ({"m": 1, "s": -2}, 1), "rad": ({"rad": 1}, 1), "rad/s": ({"rad": 1, "s": -1}, 1),
     "rad/s2": ({"rad": 1, "s": -2}, 1), "deg": ({"rad": 1}, 0.017453292519943295),
     "kg": ({"kg": 1}, 1), "kg.m2": ({"kg": 1, "m": 2}, 1), "m3": ({"m": 3}, 1),
-    "kg/m3": ({"kg": 1, "m": -3}, 1), "N": ({"kg": 1, "m": 1, "s": -2}, 1),
+    "kg/m3": ({"kg": 1, "m": -3}, 1), "m2": ({"m": 2}, 1), "N": ({"kg": 1, "m": 1, "s": -2}, 1),
     "N.m": ({"kg": 1, "m": 2, "s": -2}, 1), "Pa": ({"kg": 1, "m": -1, "s": -2}, 1),
     "N.s/m": ({"kg": 1, "s": -1}, 1), "N.s2/m2": ({"kg": 1, "m": -1}, 1),
     "N.m.s": ({"kg": 1, "m": 2, "s": -1}, 1), "N.m.s2": ({"kg": 1, "m": 2}, 1),
@@ -417,13 +454,15 @@ def outputs() -> list[Path]:
 
 
 def inputs() -> list[Path]:
-    return [Path(__file__).resolve(), *sorted(SRC.glob("*.c")), *sorted(SRC.glob("*.h"))]
+    return [Path(__file__).resolve(), HERE / "meshes.py", *sorted(SRC.glob("*.c")),
+            *sorted(SRC.glob("*.h"))]
 
 
 def build(force: bool = False, cc: str | None = None) -> list[Path]:
     """Build both FMUs when needed, and the test FMUs (fmus/testfmus/build_testfmus.py); return
     the two FMUs' paths."""
     write_if_changed(SRC / "variables.h", variables_header())
+    write_if_changed(SRC / "meshes.h", meshes_header())
     fmus = outputs()
     cc = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     up_to_date = not force and all(f.exists() for f in fmus) and \

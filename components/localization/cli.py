@@ -212,7 +212,7 @@ def _calibrate(args, which: str) -> int:
     return EXIT_OK
 
 
-CALIBRATE = CommandGroup("calibrate the pool camera (writes setup.json)")
+CALIBRATE = CommandGroup("calibrate: the pool camera (intrinsics, water), the vehicle's hydrodynamics (hydro)")
 CALIBRATE_INTRINSICS = Command(
     "camera matrix and distortion from photos of a checkerboard or ChArUco board taken in air",
     _intrinsics_arguments, lambda args: _calibrate(args, "intrinsics"))

@@ -12,8 +12,9 @@ Measurement per triad (gyro, accelerometer), sample k, dt the sample period::
 
     y_k = Q(clip(M x_k + b_k + n_k + v_k))
     M   = I + diag(scale_factor) + off-diagonal misalignment
-    b_k = b_GM,k + b_RW,k + c_T (T_k − T_ref)               (reported as truth)
-    b_GM,k = φ b_GM,k−1 + σ_GM √(1 − φ²) w_k,  φ = e^(−dt/T_c), b_GM,0 = σ_GM w_0
+    b_k = Σ_j b_j,k + b_RW,k + c_T (T_k − T_ref)              (reported as truth)
+    b_j,k = φ_j b_j,k−1 + σ_GM √(1 − φ_j²) w_k,  φ_j = e^(−dt/T_j), b_j,0 = σ_GM w_0
+    T_j = T_c · √10^j,  j = 0 … J−1                           (the bias-instability band)
     b_RW,k = b_RW,k−1 + K √dt w_k,  b_RW,0 = 0
     n_k = N / √dt · w_k                                        (white, noise density N)
     v_k = (A_0 + A_1 s̄_k) Σ_j sin(2π f_j k dt + φ_j)          (vibration; s̄ = mean |thruster speed|)
@@ -24,20 +25,27 @@ carrying the previous value, which performs exactly the same floating-point
 operations for one sample as for many.
 
 Bias instability. A datasheet's "bias instability" B is read from the Allan
-deviation's flat floor, σ_min = 0.664 B. A first-order Gauss–Markov process alone has
-an Allan hump, not a floor; the floor forms where the white noise, the GM hump and the
-rate random walk meet. So σ_GM is *calibrated* (``gm_sigma_for``): the value for which
-the theoretical Allan deviation of the whole triad (white + GM + RRW) at the GM's peak
-τ* = 1.8973 T_c equals 0.664 B.
+deviation's flat floor, σ_min = 0.664 B: the floor of flicker noise (S(f) ∝ 1/f). One
+first-order Gauss–Markov process has an Allan hump, not a floor, and the complete
+curve's minimum then lies where white noise, the hump's 1/√τ tail and the random walk
+meet, far from 0.664 B (27 % low for the MEMS accelerometer, 90 % for the tactical
+gyro). So the bias is a sum of J equal-variance Gauss–Markov processes two per decade
+(``flicker_band``: from T_c to where the random walk alone reaches the floor, or beyond
+the horizon), which is flicker noise within 0.3 % over that band, and its common σ_GM is
+*calibrated* (``gm_sigma_for``) so that the minimum of the complete theoretical Allan
+deviation (white + band + RRW, τ from 1 ms to 10⁷ s) is exactly 0.664 B. A configuration
+whose white noise and random walk alone reach 0.664 B is refused with the figures.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
+from scipy.optimize import brentq
 from scipy.signal import lfilter
 
 from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
@@ -54,55 +62,110 @@ GM_PEAK = 0.6173636604994069
 """max_τ of the Allan deviation of a unit-variance first-order GM, reached at τ* below."""
 GM_PEAK_TAU = 1.8973
 """τ*/T_c where a first-order GM's Allan deviation peaks."""
+FLICKER_STEP = math.sqrt(10.0)
+"""Ratio of successive correlation times in the flicker band (two per decade)."""
+FLICKER_MAX_PROCESSES = 24
+"""At most this many Gauss–Markov processes per triad (12 decades)."""
+ALLAN_HORIZON_S = 1e7
+"""The complete Allan curve the floor is calibrated on: τ from 1 ms to this (116 days)."""
+_TAU_GRID = np.logspace(-3.0, math.log10(ALLAN_HORIZON_S), 2001)
 
 # ------------------------------------------------------------------ Allan theory
 
 
 def gm_allan_variance(tau, sigma: float, corr_s: float):
     """Allan variance of a first-order Gauss–Markov process (stationary std sigma,
-    correlation time corr_s) at averaging time tau::
+    correlation time corr_s) at averaging time tau, x = τ/T::
 
-        σ²(τ) = σ² T/τ · [2 − (T/τ)(3 − 4e^(−τ/T) + e^(−2τ/T))]
+        σ²(τ) = σ²/x · [2 − (3 − 4e^(−x) + e^(−2x))/x]
+
+    evaluated for x < 0.05 by its Taylor series σ²(2x/3 − x²/2 + 7x³/30 − x⁴/12 +
+    31x⁵/1260), where the closed form loses every digit to cancellation.
     """
     tau = np.asarray(tau, dtype=float)
     if sigma == 0.0 or corr_s <= 0.0:
         return np.zeros_like(tau)
-    x = tau / corr_s
-    return sigma * sigma / x * (2.0 - (3.0 - 4.0 * np.exp(-x) + np.exp(-2.0 * x)) / x)
+    x = np.atleast_1d(tau / corr_s)
+    out = np.empty_like(x)
+    s = x < 0.05
+    xs, xl = x[s], x[~s]
+    out[s] = xs * (2 / 3 + xs * (-1 / 2 + xs * (7 / 30 + xs * (-1 / 12 + xs * 31 / 1260))))
+    out[~s] = (2.0 - (3.0 - 4.0 * np.exp(-xl) + np.exp(-2.0 * xl)) / xl) / xl
+    out = sigma * sigma * out
+    return out.reshape(tau.shape)
 
 
-def allan_deviation_model(tau, noise_density: float, gm_sigma: float, corr_s: float,
+def allan_deviation_model(tau, noise_density: float, gm_sigma: float, corr_s,
                           random_walk: float):
-    """Theoretical Allan deviation of one axis: white (N²/τ) + GM + rate random walk (K²τ/3)."""
+    """Theoretical Allan deviation of one axis: white (N²/τ) + the Gauss–Markov
+    processes of correlation times ``corr_s`` (one time or a sequence), each of
+    stationary std ``gm_sigma``, + rate random walk (K²τ/3)."""
     tau = np.asarray(tau, dtype=float)
-    return np.sqrt(noise_density**2 / tau + gm_allan_variance(tau, gm_sigma, corr_s)
-                   + random_walk**2 * tau / 3.0)
+    var = noise_density**2 / tau + random_walk**2 * tau / 3.0
+    for T in np.atleast_1d(np.asarray(corr_s, dtype=float)):
+        var = var + gm_allan_variance(tau, gm_sigma, float(T))
+    return np.sqrt(var)
 
 
+def flicker_band(bias_instability: float, corr_s: float, random_walk: float) -> tuple[float, ...]:
+    """Correlation times T_j = T_c·√10^j (j = 0, 1, …) of the Gauss–Markov processes
+    whose equal-variance sum approximates flicker noise (S(f) ∝ 1/f: a flat Allan
+    floor) from τ ≈ 2 T_c up to where the rate random walk takes over,
+    τ_K = 3 (0.664 B)²/K² (the τ at which K alone reaches the floor), or, if that
+    lies beyond, up to 10·ALLAN_HORIZON_S so that the floor is flat over the whole
+    horizon. Two processes per decade keep the floor's ripple below 0.3 %."""
+    F = FLICKER_FACTOR * bias_instability
+    top = 10.0 * ALLAN_HORIZON_S
+    if random_walk > 0.0:
+        top = min(top, 3.0 * F * F / (random_walk * random_walk))
+    top /= GM_PEAK_TAU  # the last process's Allan peak at τ_K
+    n = 1 + max(0, math.ceil(math.log(top / corr_s) / math.log(FLICKER_STEP) - 1e-9))
+    if n > FLICKER_MAX_PROCESSES:
+        raise ValueError(
+            f"the bias-instability band from T_c = {corr_s:.4g} s to {top:.4g} s needs {n} "
+            f"Gauss-Markov processes (at most {FLICKER_MAX_PROCESSES})")
+    return tuple(float(corr_s * FLICKER_STEP**j) for j in range(n))
+
+
+def allan_floor(noise_density: float, gm_sigma: float, corr_s, random_walk: float) -> tuple[float, float]:
+    """(minimum, its τ) of ``allan_deviation_model`` over the complete curve, τ from
+    1 ms to ALLAN_HORIZON_S on a grid of 200 points per decade (the Allan deviation is
+    smooth on that scale: the grid error of the minimum is below 1e-4)."""
+    a = allan_deviation_model(_TAU_GRID, noise_density, gm_sigma, corr_s, random_walk)
+    i = int(np.argmin(a))
+    return float(a[i]), float(_TAU_GRID[i])
+
+
+@lru_cache(maxsize=256)
 def gm_sigma_for(noise_density: float, bias_instability: float, corr_s: float,
                  random_walk: float) -> float:
-    """σ_GM such that the triad's Allan deviation at the GM peak τ* = 1.8973·T_c equals
-    0.664·B::
+    """σ_GM, the common stationary std of the flicker band's processes
+    (``flicker_band``), such that the minimum of the triad's complete theoretical
+    Allan deviation (white + band + rate random walk, τ up to ALLAN_HORIZON_S) equals
+    0.664·B. The minimum grows monotonically with σ_GM, so it is the root of one
+    scalar equation (Brent's method, relative tolerance 1e-10).
 
-        σ_GM = √((0.664 B)² − N²/τ* − K² τ*/3) / 0.6174
-
-    (0.6174 σ_GM is the GM's own Allan peak). With T_c between the white and random-walk
-    regions this point is the flat floor; with well separated regions σ_GM → 0.664 B/0.6174.
-    Raises ValueError when white noise and random walk alone exceed 0.664·B at τ*.
+    Raises ValueError, naming the figures, when white noise and random walk alone
+    already give a minimum ≥ 0.664·B (their floor is 2NK/√3 in variance, at
+    τ = √3 N/K), or when the band would need too many processes.
     """
     B, N, K, T = bias_instability, noise_density, random_walk, corr_s
     if B == 0.0:
         return 0.0
     if not T > 0.0:
         raise ValueError("the bias correlation time must be > 0")
-    tau = GM_PEAK_TAU * T
-    rest = (FLICKER_FACTOR * B) ** 2 - N * N / tau - K * K * tau / 3.0
-    if rest <= 0.0:
+    F = FLICKER_FACTOR * B
+    band = flicker_band(B, T, K)
+    base, tau0 = allan_floor(N, 0.0, band, K)
+    if base >= F:
         raise ValueError(
-            f"white noise and random walk alone give an Allan deviation of "
-            f"{math.sqrt(N * N / tau + K * K * tau / 3.0):.4g} at tau* = {tau:.4g} s, "
-            f"not below 0.664*B = {FLICKER_FACTOR * B:.4g}")
-    return math.sqrt(rest) / GM_PEAK
+            f"white noise and random walk alone give an Allan deviation of {base:.4g} at "
+            f"tau = {tau0:.4g} s, not below 0.664*B = {F:.4g}")
+    hi = 10.0 * F
+    while allan_floor(N, hi, band, K)[0] < F:  # a band far from the floor needs a large σ
+        hi *= 10.0
+    return float(brentq(lambda s: allan_floor(N, s, band, K)[0] - F, 0.0, hi,
+                        xtol=1e-14 * F, rtol=1e-10))
 
 
 # ------------------------------------------------------------------ parameters
@@ -117,7 +180,9 @@ class TriadErrors:
     bias_instability: float
     """Bias instability B, U: the Allan floor is 0.664·B (0: no Gauss–Markov bias)."""
     bias_correlation_s: float
-    """Correlation time T_c of the Gauss–Markov bias, s."""
+    """Shortest correlation time T_c of the bias-instability band, s: the floor is flat
+    from τ ≈ 2 T_c (choose T_c ≈ N²/(2 (0.664 B)²), where white noise meets the floor;
+    a larger T_c leaves a dip, still calibrated to 0.664 B, before the band)."""
     random_walk: float
     """Bias (rate) random walk K, U·√Hz = U/√s."""
     scale_factor: tuple[float, float, float] = (0.0, 0.0, 0.0)
@@ -136,8 +201,17 @@ class TriadErrors:
     """Vibration amplitude per rad/s of mean |thruster speed|, A_1, U/(rad/s)."""
 
     @property
+    def gm_band(self) -> tuple[float, ...]:
+        """Correlation times T_j of the bias-instability processes, s (``flicker_band``;
+        empty when B = 0)."""
+        if self.bias_instability == 0.0:
+            return ()
+        return flicker_band(self.bias_instability, self.bias_correlation_s, self.random_walk)
+
+    @property
     def gm_sigma(self) -> float:
-        """Stationary standard deviation σ_GM of the Gauss–Markov bias, U."""
+        """Stationary standard deviation σ_GM of each bias-instability process, U
+        (``gm_sigma_for``). Raises ValueError where 0.664·B cannot be reached."""
         return gm_sigma_for(self.noise_density, self.bias_instability,
                             self.bias_correlation_s, self.random_walk)
 
@@ -162,13 +236,13 @@ MG = 1e-3 * G
 # these values the floors sit near τ ≈ 200 s and the random walk beyond 2 h
 # (docs/sensors.md (imu)).
 _MEMS_GYRO = TriadErrors(
-    noise_density=3.4e-4, bias_instability=14.5 * DEG / HOUR, bias_correlation_s=100.0,
+    noise_density=3.4e-4, bias_instability=14.5 * DEG / HOUR, bias_correlation_s=30.0,
     random_walk=3.4e-6, scale_factor=(2e-3, -1.5e-3, 1e-3),
     misalignment=(1e-3, -5e-4, 8e-4, 6e-4, -7e-4, 4e-4),
     temperature_coeff=(1e-5, -1e-5, 5e-6), lsb=0.04 * DEG, range=1000.0 * DEG,
 )
 _MEMS_ACCEL = TriadErrors(
-    noise_density=4e-3, bias_instability=0.25 * MG, bias_correlation_s=100.0,
+    noise_density=4e-3, bias_instability=0.25 * MG, bias_correlation_s=3.0,
     random_walk=1e-4, scale_factor=(1.5e-3, 2e-3, -1e-3),
     misalignment=(-6e-4, 5e-4, 1e-3, -8e-4, 4e-4, 7e-4),
     temperature_coeff=(1e-4, 1e-4, -1.5e-4), lsb=0.833 * MG, range=18.0 * G,
@@ -179,13 +253,13 @@ _MEMS_ACCEL = TriadErrors(
 # (floor reached near τ ≈ 130 s) and RRW regions (beyond 2 h); accel T_c = 30 s (white
 # noise reaches the floor near τ ≈ 2 s).
 _TAC_GYRO = TriadErrors(
-    noise_density=0.125 * DEG / 60.0, bias_instability=1.0 * DEG / HOUR, bias_correlation_s=300.0,
+    noise_density=0.125 * DEG / 60.0, bias_instability=1.0 * DEG / HOUR, bias_correlation_s=60.0,
     random_walk=0.01 * DEG / HOUR / 60.0, scale_factor=(1.5e-4, -1e-4, 1e-4),
     misalignment=(5e-5, -5e-5, 4e-5, 3e-5, -4e-5, 2e-5),
     temperature_coeff=(1e-7, -1e-7, 5e-8), lsb=1e-6, range=1000.0 * DEG,
 )
 _TAC_ACCEL = TriadErrors(
-    noise_density=0.03 / 60.0, bias_instability=50e-6 * G, bias_correlation_s=30.0,
+    noise_density=0.03 / 60.0, bias_instability=50e-6 * G, bias_correlation_s=1.0,
     random_walk=1e-5, scale_factor=(3e-4, 2e-4, -2e-4),
     misalignment=(-5e-5, 5e-5, 1e-4, -8e-5, 4e-5, 7e-5),
     temperature_coeff=(1e-5, 1e-5, -1e-5), lsb=1e-5, range=40.0 * G,
@@ -252,10 +326,32 @@ def specific_force_and_rate(quat, vel, omega, accel, omega_dot, mount: Mount = M
 # ------------------------------------------------------------------ the model
 
 
+def gauss_markov(w: np.ndarray, sigma: float, phi: float, first: bool,
+                 previous: np.ndarray) -> np.ndarray:
+    """One first-order Gauss–Markov process over n samples (exact discretisation)::
+
+        b_k = φ b_{k−1} + σ √(1 − φ²) w_k,     b_0 = σ w_0 (stationary start)
+
+    w: (n, 3) standard normals; ``first``: w[0] is sample 0; previous: b_{k−1} of the
+    sample before w[0] (ignored when ``first``). ``lfilter`` carrying the previous value
+    performs the same operations for one sample as for many (batch = steps, bit for bit).
+    """
+    x = sigma * math.sqrt(1.0 - phi * phi) * w
+    if first:
+        x[0] = sigma * w[0]
+    out, _ = lfilter([1.0], [1.0, -phi], x, axis=0, zi=(phi * previous)[None, :])
+    return out
+
+
 @dataclass
 class _TriadState:
-    gm: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    gm: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     rw: np.ndarray = field(default_factory=lambda: np.zeros(3))
+
+
+def _gm_channel(key: str, j: int) -> str:
+    """Keyed-noise channel of the j-th bias-instability process of a triad."""
+    return f"{key}_gm" if j == 0 else f"{key}_gm{j}"
 
 
 class ImuModel:
@@ -270,34 +366,34 @@ class ImuModel:
         self.noise = KeyedNoise(seed, name)
         self._triads = {}
         for key, tp in (("gyro", params.gyro), ("accel", params.accel)):
-            phi = math.exp(-self.dt / tp.bias_correlation_s) if tp.bias_correlation_s > 0 else 0.0
             sig = tp.gm_sigma
+            band = tp.gm_band if sig > 0 else ()
             phases = (2.0 * math.pi * self.noise.uniform_range(0, len(params.vibration_freqs_hz),
                                                                f"{key}_vib_phase", 3)
                       if params.vibration_freqs_hz else np.zeros((0, 3)))
-            self._triads[key] = dict(tp=tp, M=tp.matrix, phi=phi, sigma=sig,
-                                     sigma_d=sig * math.sqrt(1.0 - phi * phi),
+            self._triads[key] = dict(tp=tp, M=tp.matrix, sigma=sig,
+                                     phis=tuple(math.exp(-self.dt / T) for T in band),
                                      rw_step=tp.random_walk * math.sqrt(self.dt), phases=phases)
         self.reset()
 
     def reset(self) -> None:
         """Back to sample 0."""
         self.next_index = 0
-        self._state = {"gyro": _TriadState(), "accel": _TriadState()}
+        self._state = {key: _TriadState(gm=np.zeros((len(t["phis"]), 3)))
+                       for key, t in self._triads.items()}
 
     def gm_sigma(self, triad: str) -> float:
-        """σ_GM of "gyro" or "accel"."""
+        """σ_GM (each bias-instability process) of "gyro" or "accel"."""
         return self._triads[triad]["sigma"]
 
     def _bias(self, key: str, first: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         t, st = self._triads[key], self._state[key]
-        if t["sigma"] > 0:
-            x = t["sigma_d"] * self.noise.normal_range(first, n, f"{key}_gm", 3)
-            if first == 0:
-                x[0] = t["sigma"] * self.noise.normal(0, f"{key}_gm", 3)
-            gm, _ = lfilter([1.0], [1.0, -t["phi"]], x, axis=0, zi=(t["phi"] * st.gm)[None, :])
-        else:
-            gm = np.zeros((n, 3))
+        gm = np.zeros((n, 3))
+        for j, phi in enumerate(t["phis"]):
+            b = gauss_markov(self.noise.normal_range(first, n, _gm_channel(key, j), 3),
+                             t["sigma"], phi, first == 0, st.gm[j])
+            st.gm[j] = b[-1]
+            gm = gm + b
         if t["rw_step"] > 0:
             x = t["rw_step"] * self.noise.normal_range(first, n, f"{key}_rw", 3)
             if first == 0:
@@ -305,7 +401,7 @@ class ImuModel:
             rw, _ = lfilter([1.0], [1.0, -1.0], x, axis=0, zi=st.rw[None, :])
         else:
             rw = np.zeros((n, 3))
-        st.gm, st.rw = gm[-1].copy(), rw[-1].copy()
+        st.rw = rw[-1].copy()
         return gm, rw
 
     def run(self, f_true, w_true, temperature_c=None, thruster_speed=None) -> dict[str, np.ndarray]:
@@ -370,7 +466,7 @@ def _triad_params(prefix: str, d: TriadErrors) -> dict[str, Any]:
     docs = {
         "noise_density": ("white noise density N", und),
         "bias_instability": ("bias instability B (Allan floor = 0.664 B)", u),
-        "bias_correlation_s": ("correlation time of the Gauss-Markov bias", "s"),
+        "bias_correlation_s": ("shortest correlation time of the bias-instability band", "s"),
         "random_walk": ("bias random walk K", urw),
         "scale_factor": ("per-axis scale-factor error (fraction)", "1"),
         "misalignment": ("cross-axis terms (xy, xz, yx, yz, zx, zy)", "rad"),

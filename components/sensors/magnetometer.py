@@ -5,9 +5,11 @@ hard- and soft-iron distortion, timed and thruster-current disturbances, and noi
     b_dist(t) = k_I · Σ_j I_j(t) + Σ_windows [t0 <= t < t1] b_w
 
 b_ned is the geomagnetic field (north, east, down) at the sensor's geodetic position
-and date from a field model: by default the tilted dipole of IGRF-14 (the degree-1
-Gauss coefficients g10, g11, h11 with their secular variation), or a declared
-constant field (declination, inclination, intensity). The sensor position is the
+and date from a field model: by default (``igrf14``) the full IGRF-14 main field
+(``ppigrf``), evaluated at the NED origin and held constant; or the tilted dipole of
+IGRF-14 or IGRF-13 (the degree-1 Gauss coefficients g10, g11, h11 with their secular
+variation), evaluated along the trajectory; or a declared constant field
+(declination, inclination, intensity). The sensor position is the
 vehicle position plus the lever arm, turned into latitude/longitude/height around
 the NED origin by the local flat-earth approximation (gnss.ned_to_geodetic).
 docs/sensors.md (magnetometer) gives the equations, parameters and limits.
@@ -152,8 +154,9 @@ def igrf_field_ned(lat_deg: float, lon_deg: float, decimal_year: float) -> np.nd
     (its coefficient file ships in the wheel; nothing is downloaded).
 
     Evaluated once per (origin, date): across a vehicle's working area (< 10 km, a few
-    km deep) the main field changes by less than ~50 nT and over a mission by a few nT,
-    both below the sensor noise and the hard-iron effects modelled here.
+    km deep) the main field changes by up to about 80 nT (82 nT over 10 km north at
+    45° N; docs/figures/sensor_figures.py) and over a mission by a few nT: 0.2 % of the
+    field, below the hard- and soft-iron effects modelled here.
     """
     import datetime
 

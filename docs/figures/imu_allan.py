@@ -41,7 +41,7 @@ def main() -> None:
         for p, name, style in ((mems, "MEMS theory", "k--"), (tac, "tactical theory", "m-")):
             t = getattr(p, key)
             ax.loglog(tt, allan_deviation_model(tt, t.noise_density, t.gm_sigma,
-                                                t.bias_correlation_s, t.random_walk),
+                                                t.gm_band, t.random_walk),
                       style, lw=1, label=name)
             ax.axhline(0.664 * t.bias_instability, color=style[0], lw=0.5, ls=":")
         ax.set_ylabel(f"Allan deviation ({unit})")

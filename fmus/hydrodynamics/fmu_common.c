@@ -50,6 +50,9 @@ static void compute_outputs(HydroSnapshot *s)
     for (int i = 0; i < 6; i++) s->out[10 + i] = x[7 + i];
     for (int i = 0; i < 6; i++) s->out[16 + i] = s->m.nu_dot[i];
     s->out[22] = hydro_density(&s->m.p, x[2]);
+    for (int i = 0; i < 6; i++) s->out[23 + i] = s->m.wrench[i];
+    s->out[29] = s->m.mesh_volume;
+    for (int i = 0; i < 3; i++) s->out[30 + i] = s->m.mesh_rb[i];
 }
 
 /* Validate the importer's parameters and build the model from them. */

@@ -8,7 +8,7 @@
 
 #include "model.h"
 
-#define HYDRO_MAX_OUTPUTS 32
+#define HYDRO_MAX_OUTPUTS 40
 
 enum { HYDRO_OK = 0, HYDRO_WARNING = 1, HYDRO_DISCARD = 2, HYDRO_ERROR = 3, HYDRO_FATAL = 4 };
 

@@ -1,5 +1,6 @@
 /* moonpool hydrodynamics: the Fossen 6-DOF model (see model.h). C99. */
 #include "model.h"
+#include "meshes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -95,8 +96,24 @@ int hydro_validate(const HydroParams *p, char *msg, size_t len)
     if (check_finite(p->init_pos, 3, nP, msg, len) || check_finite(p->init_euler, 3, nE, msg, len) ||
         check_finite(p->init_nu, 6, nV, msg, len))
         return -1;
-    if (p->backend != HYDRO_BACKEND_CALIBRATED && p->backend != HYDRO_BACKEND_SIMPLIFIED)
-        return bad(msg, len, "backend", "must be 0 (calibrated Fossen) or 1 (simplified Fossen)", p->backend);
+    if (p->backend != HYDRO_BACKEND_CALIBRATED && p->backend != HYDRO_BACKEND_SIMPLIFIED &&
+        p->backend != HYDRO_BACKEND_MESH)
+        return bad(msg, len, "backend", "must be 0 (calibrated Fossen), 1 (simplified Fossen) or 2 (mesh)", p->backend);
+    if (!isfinite(p->shear[0])) return bad(msg, len, "current_shear_n", "must be finite", p->shear[0]);
+    if (!isfinite(p->shear[1])) return bad(msg, len, "current_shear_e", "must be finite", p->shear[1]);
+    if (p->backend == HYDRO_BACKEND_MESH) {
+        static const char *const nM[5] = {"mesh_cp", "mesh_cf", "mesh_cl", "magnus_cm", "magnus_area"};
+        const double mc[5] = {p->mesh_cp, p->mesh_cf, p->mesh_cl, p->magnus_cm, p->magnus_area};
+        if (p->mesh < 1 || p->mesh > HYDRO_N_MESHES) {
+            snprintf(msg, len, "invalid parameter mesh = %d: the mesh backend (backend = 2) needs a "
+                               "built-in mesh 1..%d (1 sphere, 2 box, 3 cylinder, 4 lander; "
+                               "docs/hydrodynamics.md, Mesh backend)", p->mesh, HYDRO_N_MESHES);
+            return -1;
+        }
+        if (!(p->mesh_scale > 0) || !isfinite(p->mesh_scale))
+            return bad(msg, len, "mesh_scale", "must be finite and > 0 (metres per mesh unit)", p->mesh_scale);
+        if (check_nonneg(mc, 5, nM, msg, len) || check_finite(mc, 5, nM, msg, len)) return -1;
+    }
     if (!(p->substep > 0) || !isfinite(p->substep)) return bad(msg, len, "substep", "must be finite and > 0", p->substep);
     if (!(p->g >= 0) || !isfinite(p->g)) return bad(msg, len, "g", "must be finite and >= 0", p->g);
     if (check_finite(env, 3, nEnv, msg, len)) return -1;
@@ -164,12 +181,41 @@ static void cholesky_solve(const double L[36], const double b[6], double x[6])
     }
 }
 
+/* Enclosed volume and centroid of the scaled mesh: the sum over triangles (a, b, c) of
+ * the signed tetrahedra (0, a, b, c), V_i = a . (b x c) / 6, centroid (a + b + c) / 4. */
+static int mesh_volume(const HydroParams *p, double *volume, double rb[3], char *msg, size_t len)
+{
+    const HydroMesh *mesh = &hydro_meshes[p->mesh];
+    const double s = p->mesh_scale;
+    double V = 0, c[3] = {0, 0, 0};
+    for (int k = 0; k < mesh->n; k++) {
+        const double *v = mesh->t[k].v;
+        double bc[3];
+        cross(v + 3, v + 6, bc);
+        const double vi = (v[0] * bc[0] + v[1] * bc[1] + v[2] * bc[2]) / 6.0;
+        V += vi;
+        for (int i = 0; i < 3; i++) c[i] += vi * (v[i] + v[3 + i] + v[6 + i]) / 4.0;
+    }
+    if (!(V > 0)) {
+        snprintf(msg, len, "mesh %s (mesh = %d) is inside out (signed volume %g <= 0): reverse the "
+                           "vertex order of its triangles in fmus/meshes.py", mesh->name, p->mesh, V);
+        return -1;
+    }
+    *volume = V * s * s * s;
+    for (int i = 0; i < 3; i++) rb[i] = c[i] / V * s;
+    return 0;
+}
+
 int hydro_prepare(HydroModel *m, const HydroParams *p, char *msg, size_t len)
 {
     m->p = *p;
     rigid_body_mass(p, m->MRB);
+    m->mesh_volume = 0;
+    memset(m->mesh_rb, 0, sizeof m->mesh_rb);
+    if (p->backend == HYDRO_BACKEND_MESH && mesh_volume(p, &m->mesh_volume, m->mesh_rb, msg, len))
+        return -1;
     for (int i = 0; i < 6; i++)
-        m->MA[i] = (p->backend == HYDRO_BACKEND_CALIBRATED) ? p->A[i] : 0.0;
+        m->MA[i] = (p->backend != HYDRO_BACKEND_SIMPLIFIED) ? p->A[i] : 0.0;
     memcpy(m->M, m->MRB, sizeof m->M);
     for (int i = 0; i < 6; i++) m->M[6 * i + i] += m->MA[i];
     if (cholesky(m->M, m->L)) {
@@ -229,10 +275,25 @@ static double gauge_pressure(const HydroParams *p, double d)
     return p->g * (p->rho_surface * d + p->pyc_delta_rho * (ramp_integral(p, d) - ramp_integral(p, 0)));
 }
 
+/* Displaced volume at depth d of a hull whose surface volume is V0. */
+static double compressed_volume(const HydroParams *p, double V0, double d)
+{
+    if (p->bulk_modulus <= 0) return V0;
+    return V0 * (1.0 - gauge_pressure(p, d) / p->bulk_modulus);
+}
+
 double hydro_volume(const HydroParams *p, double d)
 {
-    if (p->bulk_modulus <= 0) return p->volume;
-    return p->volume * (1.0 - gauge_pressure(p, d) / p->bulk_modulus);
+    return compressed_volume(p, p->volume, d);
+}
+
+void hydro_current_at(const HydroParams *p, const double current[3], double d, double out[3])
+{
+    out[0] = current[0];
+    out[1] = current[1];
+    out[2] = current[2];
+    if (p->shear[0] != 0.0) out[0] += p->shear[0] * d;
+    if (p->shear[1] != 0.0) out[1] += p->shear[1] * d;
 }
 
 /* ---- forces -------------------------------------------------------------- */
@@ -264,16 +325,17 @@ static void coriolis_added(const double MA[6], const double nur[6], double out[6
 /* Restoring forces g(eta) (Fossen 2011, eq. 4.6 with R(q)):
  *   f_g = R^T (0,0,W), f_b = -R^T (0,0,B), g = -[f_g + f_b; r_g x f_g + r_b x f_b],
  * W = m g, B = rho(d) g V(d). */
-static void restoring(const HydroParams *p, const double R[9], double d, double out[6])
+static void restoring(const HydroParams *p, const double R[9], double d, double V0,
+                      const double rb[3], double out[6])
 {
     const double W = p->mass * p->g;
-    const double B = hydro_density(p, d) * p->g * hydro_volume(p, d);
+    const double B = hydro_density(p, d) * p->g * compressed_volume(p, V0, d);
     const double fw[3] = {0, 0, W}, fbn[3] = {0, 0, -B};
     double fg[3], fb[3], mg[3], mb[3];
     mul_RT(R, fw, fg);
     mul_RT(R, fbn, fb);
     cross(p->rg, fg, mg);
-    cross(p->rb, fb, mb);
+    cross(rb, fb, mb);
     for (int i = 0; i < 3; i++) {
         out[i] = -(fg[i] + fb[i]);
         out[3 + i] = -(mg[i] + mb[i]);
@@ -297,13 +359,82 @@ static void earth_coriolis(const HydroParams *p, const double R[9], const double
     cross(p->rg, f, out + 3);
 }
 
-/* State derivative xdot = f(x); also returns nu_dot. */
+/* Mesh backend: loads summed over the hull's triangles (docs/hydrodynamics.md, "Mesh
+ * backend"). Per triangle with centroid c, outward unit normal n, area A, at depth
+ * d_c = d + (R c)_z and density rho(d_c), the face's velocity relative to the local
+ * water u = nu1 + nu2 x c - R^T v_c(d_c), u_n = u . n, u_t = u - u_n n:
+ *   pressure drag (faces advancing into the water, u_n > 0): -1/2 rho C_p A u_n^2 n
+ *   skin friction (every wetted face):                     -1/2 rho C_f A |u_t| u_t
+ *   lift (lifting faces, u_n > 0):  -rho C_L A |u|^2 sin(a) (n - sin(a) u/|u|),
+ *        sin(a) = u_n/|u|: magnitude 1/2 rho C_L A |u|^2 sin(2a), normal to u
+ * each with its moment c x F about CO. Faces above the surface (d_c < 0) carry none.
+ * Then the Magnus force on the body, C_M rho(d) A_M |v_r| (omega x v_r), v_r = the
+ * body's velocity relative to the water at CO (nu_r's linear part). */
+static void mesh_loads(const HydroParams *p, const double R[9], const double x[HYDRO_NX],
+                       const double current[3], const double nur[6], double out[6])
+{
+    const HydroMesh *mesh = &hydro_meshes[p->mesh];
+    const double s = p->mesh_scale, *nu = x + 7;
+    memset(out, 0, 6 * sizeof(double));
+    for (int k = 0; k < mesh->n; k++) {
+        const double *v = mesh->t[k].v;
+        double c[3], e1[3], e2[3], nn[3], rc[3], w[3], vcn[3], vcb[3], u[3], f[3], mo[3];
+        for (int i = 0; i < 3; i++) {
+            c[i] = s * (v[i] + v[3 + i] + v[6 + i]) / 3.0;
+            e1[i] = s * (v[3 + i] - v[i]);
+            e2[i] = s * (v[6 + i] - v[i]);
+        }
+        cross(e1, e2, nn);
+        const double n2 = sqrt(nn[0] * nn[0] + nn[1] * nn[1] + nn[2] * nn[2]);
+        if (!(n2 > 0)) continue;
+        const double area = 0.5 * n2;
+        for (int i = 0; i < 3; i++) nn[i] /= n2;
+        mul_R(R, c, rc);
+        const double dc = x[2] + rc[2];
+        if (dc < 0) continue;
+        const double rho = hydro_density(p, dc);
+        hydro_current_at(p, current, dc, vcn);
+        mul_RT(R, vcn, vcb);
+        cross(nu + 3, c, w);
+        for (int i = 0; i < 3; i++) u[i] = nu[i] + w[i] - vcb[i];
+        const double un = u[0] * nn[0] + u[1] * nn[1] + u[2] * nn[2];
+        double ut[3];
+        for (int i = 0; i < 3; i++) ut[i] = u[i] - un * nn[i];
+        const double utn = sqrt(ut[0] * ut[0] + ut[1] * ut[1] + ut[2] * ut[2]);
+        const double umag = sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+        for (int i = 0; i < 3; i++) f[i] = -0.5 * rho * p->mesh_cf * area * utn * ut[i];
+        if (un > 0) {
+            for (int i = 0; i < 3; i++) f[i] -= 0.5 * rho * p->mesh_cp * area * un * un * nn[i];
+            if (mesh->t[k].lifting && p->mesh_cl > 0 && umag > 0) {
+                const double sa = un / umag;
+                for (int i = 0; i < 3; i++)
+                    f[i] -= rho * p->mesh_cl * area * umag * umag * sa * (nn[i] - sa * u[i] / umag);
+            }
+        }
+        cross(c, f, mo);
+        for (int i = 0; i < 3; i++) {
+            out[i] += f[i];
+            out[3 + i] += mo[i];
+        }
+    }
+    if (p->magnus_cm > 0 && p->magnus_area > 0 && x[2] >= 0) {
+        double wv[3];
+        const double vr = sqrt(nur[0] * nur[0] + nur[1] * nur[1] + nur[2] * nur[2]);
+        cross(nu + 3, nur, wv);
+        const double k = p->magnus_cm * hydro_density(p, x[2]) * p->magnus_area * vr;
+        for (int i = 0; i < 3; i++) out[i] += k * wv[i];
+    }
+}
+
+/* State derivative xdot = f(x); also returns nu_dot and (when wrench is not NULL) the
+ * hydrodynamic + hydrostatic wrench (everything but tau, ext and the rigid-body terms). */
 static void derivatives(const HydroModel *m, const HydroInputs *in, const double x[HYDRO_NX],
-                        double xdot[HYDRO_NX], double nu_dot[6])
+                        double xdot[HYDRO_NX], double nu_dot[6], double *wrench)
 {
     const HydroParams *p = &m->p;
     const double *q = x + 3, *nu = x + 7;
-    double R[9], vc_b[3], nur[6], crb[6], ca[6], gr[6], rhs[6];
+    const int mesh = p->backend == HYDRO_BACKEND_MESH;
+    double R[9], vc_n[3], vc_b[3], nur[6], crb[6], ca[6], gr[6], rhs[6], fm[6] = {0};
     rotation(q, R);
 
     /* kinematics */
@@ -313,16 +444,34 @@ static void derivatives(const HydroModel *m, const HydroInputs *in, const double
     xdot[5] = 0.5 * (q[0] * nu[4] + q[3] * nu[3] - q[1] * nu[5]);
     xdot[6] = 0.5 * (q[0] * nu[5] + q[1] * nu[4] - q[2] * nu[3]);
 
-    /* relative velocity nu_r = nu - (R^T v_c, 0) */
-    mul_RT(R, in->current, vc_b);
+    /* relative velocity nu_r = nu - (R^T v_c(d), 0), the current at the depth of CO */
+    hydro_current_at(p, in->current, x[2], vc_n);
+    mul_RT(R, vc_n, vc_b);
     for (int i = 0; i < 6; i++) nur[i] = nu[i] - (i < 3 ? vc_b[i] : 0.0);
 
     coriolis(m->MRB, nu, crb);
     coriolis_added(m->MA, nur, ca);
-    restoring(p, R, x[2], gr);
+    if (mesh) {
+        restoring(p, R, x[2], m->mesh_volume, m->mesh_rb, gr);
+        mesh_loads(p, R, x, in->current, nur, fm);
+    } else {
+        restoring(p, R, x[2], p->volume, p->rb, gr);
+    }
     for (int i = 0; i < 6; i++) {
-        const double damping = (p->D1[i] + p->D2[i] * fabs(nur[i])) * nur[i];
+        const double damping = mesh ? -fm[i] : (p->D1[i] + p->D2[i] * fabs(nur[i])) * nur[i];
         rhs[i] = in->tau[i] + in->ext[i] - crb[i] - ca[i] - damping - gr[i];
+        if (wrench) wrench[i] = -ca[i] - damping - gr[i];
+    }
+    if (mesh) {
+        /* Added mass acts on the acceleration relative to the water, M_A nu_r_dot, not
+         * M_A nu_dot: nu_r_dot = nu_dot - d/dt(R^T v_c), and for a current that is
+         * constant in NED but sheared in depth d/dt(R^T v_c) = -nu2 x (R^T v_c) + R^T
+         * (s_n d_dot, s_e d_dot, 0). So M nu_dot = rhs + M_A [d/dt(R^T v_c); 0]. Without
+         * it a body spinning in a current feels a spurious lateral force A nu2 x v_c. */
+        double wv[3], dvn[3] = {p->shear[0] * xdot[2], p->shear[1] * xdot[2], 0.0}, dvb[3];
+        cross(nu + 3, vc_b, wv);
+        mul_RT(R, dvn, dvb);
+        for (int i = 0; i < 3; i++) rhs[i] += m->MA[i] * (dvb[i] - wv[i]);
     }
     if (p->earth_rotation) {
         double fe[6];
@@ -341,7 +490,7 @@ static void rk4(HydroModel *m, const HydroInputs *in, double h)
     const double c[4] = {0, 0.5, 0.5, 1};
     for (int s = 0; s < 4; s++) {
         for (int i = 0; i < HYDRO_NX; i++) xt[i] = m->x[i] + (s ? c[s] * h * k[s - 1][i] : 0.0);
-        derivatives(m, in, xt, k[s], nd);
+        derivatives(m, in, xt, k[s], nd, NULL);
     }
     for (int i = 0; i < HYDRO_NX; i++)
         m->x[i] += h / 6.0 * (k[0][i] + 2 * k[1][i] + 2 * k[2][i] + k[3][i]);
@@ -361,7 +510,7 @@ void hydro_step(HydroModel *m, const HydroInputs *in, double dt)
 void hydro_update_accelerations(HydroModel *m, const HydroInputs *in)
 {
     const double *q = m->x + 3;
-    derivatives(m, in, m->x, m->xdot, m->nu_dot);
+    derivatives(m, in, m->x, m->xdot, m->nu_dot, m->wrench);
     /* The kinematics q_dot = 1/2 q (x) (0, nu2) keep |q| constant only exactly; an
      * integrator that owns the state (model exchange) drifts off the unit sphere at
      * the level of its tolerance. Pull it back with a rate HYDRO_QUAT_STABILISATION:

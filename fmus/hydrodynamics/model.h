@@ -23,7 +23,7 @@
 
 #define HYDRO_NX 13 /* n e d qw qx qy qz u v w p q r */
 
-enum { HYDRO_BACKEND_CALIBRATED = 0, HYDRO_BACKEND_SIMPLIFIED = 1 };
+enum { HYDRO_BACKEND_CALIBRATED = 0, HYDRO_BACKEND_SIMPLIFIED = 1, HYDRO_BACKEND_MESH = 2 };
 
 typedef struct {
     double mass;                 /* m [kg] */
@@ -48,6 +48,14 @@ typedef struct {
     double bulk_modulus;         /* hull bulk modulus K [Pa] (0: rigid hull) */
     int earth_rotation;          /* 1: add the Earth-rotation Coriolis force */
     double latitude;             /* latitude [deg] for the Earth-rotation term */
+    double shear[2];             /* current shear d(v_c n, e)/d(depth) [1/s], all backends */
+    int mesh;                    /* mesh backend: index into hydro_meshes (meshes.h) */
+    double mesh_scale;           /* mesh backend: metres per mesh unit */
+    double mesh_cp;              /* mesh backend: pressure-drag coefficient per face */
+    double mesh_cf;              /* mesh backend: skin-friction coefficient per face */
+    double mesh_cl;              /* mesh backend: lift coefficient of lifting faces */
+    double magnus_cm;            /* mesh backend: Magnus coefficient C_M */
+    double magnus_area;          /* mesh backend: Magnus reference area A [m^2] */
 } HydroParams;
 
 typedef struct {
@@ -65,6 +73,9 @@ typedef struct {
     double x[HYDRO_NX];          /* state */
     double xdot[HYDRO_NX];       /* state derivative at x (see hydro_update_accelerations) */
     double nu_dot[6];            /* body accelerations at the current state */
+    double mesh_volume;          /* mesh backend: enclosed volume of the scaled mesh [m^3] */
+    double mesh_rb[3];           /* mesh backend: its centroid, body frame [m] */
+    double wrench[6];            /* hydrodynamic + hydrostatic wrench at the current state */
 } HydroModel;
 
 /* Check the parameters. Returns 0 when valid, otherwise writes a message that
@@ -90,6 +101,9 @@ void hydro_update_accelerations(HydroModel *m, const HydroInputs *in);
 
 /* Rate [1/s] of the quaternion-norm stabilisation in m->xdot. */
 #define HYDRO_QUAT_STABILISATION 1.0
+
+/* Ocean current (NED) [m/s] at depth d: the input plus the linear shear. */
+void hydro_current_at(const HydroParams *p, const double current[3], double d, double out[3]);
 
 /* Local water density [kg/m^3] and displaced volume [m^3] at depth d [m]. */
 double hydro_density(const HydroParams *p, double d);

@@ -233,14 +233,40 @@ def test_parameter_errors(params, words):
 
 
 def test_presets_calibrate_allan_floor():
-    from moonpool.components.sensors.imu import allan_deviation_model
+    """The minimum of the complete theoretical curve (white + flicker band + RRW) is
+    0.664 B for every preset triad; the old calibration at the GM peak put the MEMS
+    accelerometer's floor 27 % and the tactical gyro's 90 % below it."""
+    from moonpool.components.sensors.imu import allan_floor
     for grade in ("mems", "tactical"):
         p = getattr(ImuModelParams, grade)()
         for tri in (p.gyro, p.accel):
-            tau = 1.8973 * tri.bias_correlation_s
-            adev = allan_deviation_model(tau, tri.noise_density, tri.gm_sigma,
-                                         tri.bias_correlation_s, tri.random_walk)
-            assert adev == pytest.approx(0.664 * tri.bias_instability, rel=1e-6)
+            floor, _ = allan_floor(tri.noise_density, tri.gm_sigma, tri.gm_band, tri.random_walk)
+            assert floor == pytest.approx(0.664 * tri.bias_instability, rel=1e-6)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_any_configuration_calibrates_or_refuses(seed):
+    """Random user configurations (N, B, K, T_c over decades): either the complete
+    curve's floor is 0.664 B, or the configuration is refused because white noise and
+    random walk alone reach 0.664 B (their own floor sqrt(2NK/sqrt(3)) at sqrt(3) N/K)."""
+    from moonpool.components.sensors.imu import TriadErrors, allan_floor
+    rng = np.random.default_rng(seed)
+    for _ in range(20):
+        N, B, K, T = 10.0 ** rng.uniform([-6, -6, -9, -1], [-2, -2, -4, 3])
+        tri = TriadErrors(noise_density=N, bias_instability=B, bias_correlation_s=T,
+                          random_walk=K)
+        base = math.sqrt(2.0 * N * K / math.sqrt(3.0))
+        if math.sqrt(3.0) * N / K > 1e7:  # beyond the horizon: white noise decides
+            base = math.sqrt(N * N / 1e7 + K * K * 1e7 / 3.0)
+        try:
+            sigma = tri.gm_sigma
+        except ValueError as exc:
+            assert "white noise and random walk alone" in str(exc) or "processes" in str(exc)
+            assert base >= 0.664 * B * 0.999 or "processes" in str(exc), (N, B, K, T)
+            continue
+        assert base < 0.664 * B * 1.001, (N, B, K, T)
+        floor, _ = allan_floor(N, sigma, tri.gm_band, K)
+        assert floor == pytest.approx(0.664 * B, rel=1e-6)
 
 
 RIG = """
