@@ -3,7 +3,7 @@
     moonpool sweep RIG [--grid K=v1,v2,...]... [--random K=dist(...)]... [--seeds N]
                        [--samples M] [--lhs] [--sweep-seed S] [--set K=V]... [--until S]
                        [--mode inproc|process] [--scheduler tcp://host:8786] [--workers K]
-                       [--out DIR] [--keep summaries|all] [--retry-failed] [--quiet]
+                       [--out DIR] [--keep summaries|all] [--retry-failed] [--dry-run] [--quiet]
     moonpool sweep SWEEP.toml [--scheduler ...] [--workers K] [--out DIR] [--keep ...]
     moonpool sweep report DIR [--metric NAME]...
 
@@ -58,6 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="when resuming, run the failed cases again")
     p.add_argument("--metric", action="append", default=[], metavar="NAME",
                    help="(report) the metric columns to plot and rank by (default: all)")
+    p.add_argument("--dry-run", action="store_true",
+                   help="check every case's rig and list the cases; run and write nothing")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
 
@@ -129,6 +131,17 @@ def main(args: argparse.Namespace) -> int:
             raise SweepError("--workers sizes the local cluster; a --scheduler has its own workers",
                              fix="give one of them")
         out = args.out or Path("runs") / f"sweep-{target.stem}"
+        if args.dry_run:
+            from .design import make_cases, value_text
+            from .runner import validate
+
+            cases = make_cases(spec)
+            validate(spec, cases)
+            for c in cases:
+                print(f"{c.name}  point {c.point}  seed {c.seed:10d}  "
+                      + "  ".join(f"{k}={value_text(v)}" for k, v in c.values))
+            print(f"{len(cases)} cases ok ({spec.rig}); nothing run", file=sys.stderr)
+            return EXIT_OK
         show = not args.quiet and sys.stderr.isatty()
         progress = SweepProgress() if show else None
         if not args.quiet:

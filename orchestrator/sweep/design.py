@@ -311,7 +311,7 @@ def spec_from_file(path: str | Path) -> SweepSpec:
         from ..timeparse import parse_duration_ns  # the rig's own duration syntax
 
         try:
-            until = parse_duration_ns(until, key="sweep.until") * 1e-9
+            until = parse_duration_ns(until, key="sweep.until") / 1e9
         except (ValueError, TypeError, RigError) as exc:
             raise SweepError(f"{where}: sweep.until {until!r}: {exc}",
                              fix='write until = "60s" or a number of seconds') from exc
