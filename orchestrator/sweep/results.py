@@ -8,7 +8,7 @@ Call order::
     write_tables(out, rows)                         out/results.parquet, out/results.csv
 
 Columns: ``case, point, replicate, seed, status, error, failed_component,
-wall_time_s, sim_time_s, digest``, then ``param.KEY`` for each swept key (arrays
+wall_time_s, sim_time_s, digest, worker`` (the Dask worker that ran it), then ``param.KEY`` for each swept key (arrays
 and tables as their TOML text), then ``metrics.COMPONENT.NAME…`` for every metric
 of summary.json, flattened with dots (lists as JSON text). Every file is written
 to a temporary name and renamed: a reader, or a sweep killed at any moment, never
@@ -27,7 +27,7 @@ from typing import Any
 from .design import Case, SweepSpec, value_text
 
 FIXED_COLUMNS = ("case", "point", "replicate", "seed", "status", "error", "failed_component",
-                 "wall_time_s", "sim_time_s", "digest")
+                 "wall_time_s", "sim_time_s", "digest", "worker")
 
 
 def flatten(prefix: str, value: Any, out: dict[str, Any]) -> dict[str, Any]:
@@ -55,7 +55,7 @@ def make_row(case: Case, summary: Mapping[str, Any], wall_s: float) -> dict[str,
         "seed": case.seed, "status": summary.get("status", "failed"),
         "error": summary.get("error"), "failed_component": summary.get("failed_component"),
         "wall_time_s": wall_s, "sim_time_s": summary.get("sim_time_s"),
-        "digest": summary.get("digest"),
+        "digest": summary.get("digest"), "worker": summary.get("worker"),
     }
     for key, value in case.values:
         row[f"param.{key}"] = _cell(value)

@@ -100,6 +100,12 @@ def run_case(rig_path: str, overrides: list[str], seed: int, until_s: float | No
             shutil.rmtree(tmp, ignore_errors=True)
     summary = {k: summary.get(k) for k in _SUMMARY_KEYS}
     summary["case_wall_time_s"] = time.perf_counter() - t0
+    try:
+        from distributed import get_worker
+
+        summary["worker"] = str(get_worker().name)
+    except (ImportError, ValueError):  # not in a Dask worker
+        summary["worker"] = None
     return summary
 
 
