@@ -35,24 +35,29 @@ def main() -> int:
 
     env = make()
     env.reset(seed=0)
+    for _ in range(20):  # warm-up (first solves, caches)
+        env.step(np.zeros(6, dtype=np.float32))
     t0 = time.perf_counter()
     for _ in range(args.steps):
         env.step(np.zeros(6, dtype=np.float32))
     direct = args.steps / (time.perf_counter() - t0)
     env.close()
-    print(f"cores: {os.cpu_count()}; load average {os.getloadavg()[0]:.1f}")
+    print(f"cores: {os.cpu_count()}; load average before {os.getloadavg()[0]:.1f}")
     print(f"direct (1 env, this process): {direct:7.1f} env steps/s")
     rates = {}
     for n in [int(x) for x in args.envs.split(",")]:
         envs = gymnasium.vector.AsyncVectorEnv([make] * n)
         envs.reset(seed=list(range(n)))
         zeros = np.zeros((n, 6), dtype=np.float32)
+        for _ in range(20):  # warm-up
+            envs.step(zeros)
         t0 = time.perf_counter()
         for _ in range(args.steps):
             envs.step(zeros)
         rates[n] = n * args.steps / (time.perf_counter() - t0)
         envs.close()
-        print(f"AsyncVectorEnv x{n}: {rates[n]:7.1f} env steps/s")
+        print(f"AsyncVectorEnv x{n}: {rates[n]:7.1f} env steps/s  "
+              f"(load average {os.getloadavg()[0]:.1f})")
     if 1 in rates and 2 in rates:
         print(f"scaling 2 envs / 1 env: {rates[2] / rates[1]:.2f}x")
         print("met" if rates[2] > rates[1] else "NOT met (2 envs no faster than 1)")
