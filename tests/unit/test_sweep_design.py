@@ -106,3 +106,22 @@ set = ["components.pid.parameters.ki=1"]
     f.write_text('[sweep]\nrig = "quickstart.toml"\n[sweep.grid]\n"a.b" = []\n')
     with pytest.raises(SweepError):
         spec_from_file(f)
+
+
+def test_results_table_types_and_atomic_files(tmp_path):
+    from moonpool.orchestrator.sweep.results import make_row, read_table, write_tables
+
+    spec = spec_from_args(RIG, grid=["components.pid.parameters.kp=[1.0, 2.0],[3.0, 4.0]"])
+    c0, c1 = make_cases(spec)
+    ok = {"status": "ok", "digest": "ab", "sim_time_s": 1.0,
+          "metrics": {"t1": {"rmse": 0.5, "success": 3, "per_trial": [1, 2], "flag": True}}}
+    bad = {"status": "failed", "error": "boom"}
+    rows = [make_row(c0, ok, 1.5), make_row(c1, bad, 0.1)]
+    write_tables(tmp_path, rows, spec)
+    t = read_table(tmp_path).to_pylist()
+    assert t[0]["param.components.pid.parameters.kp"] == "[1.0, 2.0]"
+    assert t[0]["metrics.t1.rmse"] == 0.5 and t[1]["metrics.t1.rmse"] is None
+    assert t[0]["metrics.t1.success"] == 3 and t[0]["metrics.t1.flag"] is True
+    assert t[0]["metrics.t1.per_trial"] == "[1, 2]"
+    assert t[1]["error"] == "boom" and t[1]["status"] == "failed"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.csv", "results.parquet"]
