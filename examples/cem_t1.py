@@ -130,7 +130,7 @@ def main() -> int:
         ax.plot(c[:, 0], c[:, 3], "k^-", label="μ, held-out seeds")
         ax.set_xlabel("CEM iteration")
         ax.set_ylabel("episode return (20 s, T1 reward)")
-        ax.set_title("moonpool/StationKeeping-v0: linear policy, cross-entropy method")
+        ax.set_title("StationKeeping-v0: linear policy, cross-entropy method", fontsize=10)
         ax.grid(alpha=0.3)
         ax.legend()
         fig.tight_layout()

@@ -35,7 +35,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
-import gymnasium as gymnasium
+import gymnasium
 import numpy as np
 from gymnasium import spaces
 

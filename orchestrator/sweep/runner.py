@@ -32,6 +32,7 @@ import logging
 import shutil
 import tempfile
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -243,7 +244,7 @@ def run_sweep(spec: SweepSpec, out: Path, *, scheduler: str | None = None,
             run_dir = str((out / "runs" / case.name).resolve()) if keep == "all" else None
             fut = client.submit(run_case, rig_path, case.overrides(spec) + extra, case.seed,
                                 spec.until_s, spec.mode, run_dir, pure=False,
-                                key=f"moonpool-{case.name}-{hashlib.sha1(str(time.time()).encode()).hexdigest()[:8]}")
+                                key=f"moonpool-{case.name}-{uuid.uuid4().hex[:12]}")
             futures[fut] = case
         from distributed import as_completed
 
