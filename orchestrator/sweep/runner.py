@@ -142,7 +142,8 @@ def connect(scheduler: str | None, workers: int | None, timeout_s: float = 5.0):
     import dask
     from distributed import Client, LocalCluster
 
-    dask.config.set({"distributed.worker.daemon": False})  # process components spawn children
+    dask.config.set({"distributed.worker.daemon": False,  # process components spawn children
+                     "logging.distributed": "error"})
     if scheduler:
         try:
             return Client(scheduler, timeout=f"{timeout_s}s", set_as_default=False)
@@ -178,13 +179,9 @@ def _close(client: Any, local: bool) -> None:
         # Quietly: workers closing while the scheduler goes log connection errors.
         _quiet_distributed()
         logging.getLogger("tornado").setLevel(logging.CRITICAL)
-        try:
-            client.retire_workers(close_workers=True)
-        except Exception:  # noqa: BLE001 - closing anyway
-            pass
-    client.close()
     if cluster is not None:
-        cluster.close()
+        cluster.close()  # workers, then the scheduler
+    client.close()
 
 
 def _identity_file(out: Path, spec: SweepSpec, keep: str) -> None:
