@@ -7,6 +7,8 @@
     moonpool keys generate NAME [--dir DIR] [--force]
     moonpool describe ENTRY | --list
     moonpool fmu build [--force]
+    moonpool sweep RIG|SWEEP.toml [--grid K=v1,v2]... [--random K=DIST]... [--seeds N] ...
+    moonpool sweep report DIR       (orchestrator/sweep/cli.py, docs/sweeps.md)
     moonpool WORD [WORD] ...            commands that component packages register
                                         (``moonpool.components.sdk.commands``): e.g.
                                         localize, dataset pool, calibrate intrinsics|water
@@ -100,6 +102,11 @@ def _parser() -> argparse.ArgumentParser:
     fb = fsub.add_parser("build", help="(re)build the FMUs moonpool ships into fmus/build/")
     fb.add_argument("--force", action="store_true", help="rebuild even if up to date")
     fb.add_argument("--cc", help="C compiler (default: cc)")
+
+    from .sweep.cli import add_arguments as add_sweep_arguments
+
+    add_sweep_arguments(sub.add_parser(
+        "sweep", help="parameter sweeps and Monte Carlo on Dask; 'sweep report DIR'"))
 
     _add_registered_commands(sub)
 
@@ -362,6 +369,10 @@ def main(argv: list[str] | None = None) -> int:
     registered = getattr(args, "registered_command", None)
     if registered is not None:
         return registered.run(args)
+    if args.command == "sweep":
+        from .sweep.cli import main as cmd_sweep
+
+        return cmd_sweep(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
                "fmu": cmd_fmu, "keys": cmd_keys, "conformance": cmd_conformance}
     return handler[args.command](args)

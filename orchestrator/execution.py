@@ -81,6 +81,19 @@ from .scenario import Manipulator
 log = logging.getLogger("moonpool.execution")
 
 
+def configure_message(rig: Rig, cfg: Any) -> lc.Configure:
+    """The Configure a component of ``rig`` (its ComponentConfig ``cfg``) receives."""
+    msg = lc.Configure(
+        instance_name=cfg.name,
+        seed=rig.run.seed,
+        period_ns=cfg.schedule.nominal_period_ns,
+        peer_timeout_ns=rig.run.peer_timeout_ns,
+    )
+    for key, value in cfg.parameters.items():
+        msg.parameters.add(name=key, value=wire.to_parameter_value(value))
+    return msg
+
+
 class Observer(Protocol):
     """Sees every message of the execution, in the canonical order."""
 
@@ -203,16 +216,7 @@ class Execution:
         # Configure first: a component's ports may depend on its parameters (an FMU's
         # come from its mapping), and Describe after Configure gives the configured ones.
         for s in self.slots:
-            cfg = self.rig.component(s.name)
-            msg = lc.Configure(
-                instance_name=s.name,
-                seed=self.rig.run.seed,
-                period_ns=cfg.schedule.nominal_period_ns,
-                peer_timeout_ns=self.rig.run.peer_timeout_ns,
-            )
-            for key, value in cfg.parameters.items():
-                msg.parameters.add(name=key, value=wire.to_parameter_value(value))
-            s.adapter.configure(msg)
+            s.adapter.configure(configure_message(self.rig, self.rig.component(s.name)))
         descriptions = {s.name: s.adapter.describe() for s in self.slots}
         self._wire(descriptions)
         if self.rig.scenarios:

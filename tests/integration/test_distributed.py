@@ -22,7 +22,7 @@ import pytest
 
 import netns
 from conftest import ROOT, alive
-from distributed import make_keys, remote_overrides, serve, stop, wait_serving
+from remote_hosts import make_keys, remote_overrides, serve, stop, wait_serving
 
 pytestmark = pytest.mark.slow
 

@@ -1,4 +1,5 @@
-"""Helpers of the distributed-run tests and benchmark: keys, component servers on
+"""Helpers of the distributed-run tests and benchmark (named so as not to shadow the
+PyPI `distributed` package that sweeps use): keys, component servers on
 namespace hosts, rig overrides that move components there."""
 
 from __future__ import annotations
