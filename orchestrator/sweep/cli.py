@@ -18,9 +18,9 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-import tomllib
 from pathlib import Path
 
+from moonpool.components.sdk import tomlfile
 from moonpool.components.sdk.errors import RigError
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -94,8 +94,8 @@ class SweepProgress:
 
 def _is_sweep_file(path: Path) -> bool:
     try:
-        return "sweep" in tomllib.loads(path.read_text())
-    except (OSError, tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return "sweep" in tomlfile.loads(path.read_text())
+    except (OSError, tomlfile.TOMLDecodeError, UnicodeDecodeError):
         return False
 
 

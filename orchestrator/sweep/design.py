@@ -26,7 +26,6 @@ import hashlib
 import itertools
 import json
 import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from moonpool.components.sdk import tomlfile
 from moonpool.components.sdk.errors import RigError, RigFileError
 
 DISTRIBUTIONS = ("uniform", "normal", "loguniform", "choice")
@@ -164,8 +164,8 @@ def value_text(value: Any) -> str:
 def parse_value(text: str) -> Any:
     """A ``--set``-style value: a TOML value, else the plain string."""
     try:
-        return tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        return tomlfile.loads(f"v = {text}")["v"]
+    except tomlfile.TOMLDecodeError:
         return text.strip()
 
 
@@ -264,11 +264,11 @@ def spec_from_file(path: str | Path) -> SweepSpec:
     path = Path(path)
     where = str(path)
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomlfile.loads(path.read_text())
     except OSError as exc:
         raise RigFileError(f"cannot read sweep file {path}: {exc.strerror}",
                            fix="check the path") from exc
-    except tomllib.TOMLDecodeError as exc:
+    except tomlfile.TOMLDecodeError as exc:
         raise RigFileError(f"{path}: not valid TOML: {exc}", fix="fix the syntax") from exc
     table = data.get("sweep")
     if not isinstance(table, dict):
