@@ -59,7 +59,7 @@ import heapq
 import logging
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -100,6 +100,45 @@ class Observer(Protocol):
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int: ...
 
     def write(self, channel_id: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None: ...
+
+
+def t0_input_warnings(rig: Rig, descriptions: Mapping[str, Any]) -> list[str]:
+    """What a component that takes its inputs at t0 (``Description.initial_inputs``, an
+    FMU in initialization mode) will not get: components are initialized in rig order,
+    so an input fed by another such component listed later has no t0 value; and a
+    cycle of such components is an algebraic loop at t0, which moonpool does not solve
+    (each is initialized with the others' outputs as far as the order makes them)."""
+    order = {c.name: i for i, c in enumerate(rig.components)}
+    takes = {n for n, d in descriptions.items() if d.initial_inputs}
+    out: list[str] = []
+    edges: dict[str, set[str]] = {}
+    for c in rig.connections:
+        if c.target not in takes or c.delay_ns:
+            continue
+        edges.setdefault(c.source, set()).add(c.target)
+        if c.source in takes and order[c.source] > order[c.target]:
+            out.append(f"components.{c.target}: its input {c.target_port} has no value at t0 "
+                       f"({c.source} is initialized after it; connection {c}) — list "
+                       f"{c.source} before {c.target} in the rig if {c.target} needs it at t0")
+    # cycles through components that take t0 inputs: algebraic loops at t0
+    seen: set[tuple[str, ...]] = set()
+
+    def walk(start: str, node: str, path: list[str]) -> None:
+        for nxt in sorted(edges.get(node, ())):
+            if nxt == start:
+                cyc = path[path.index(min(path)):] + path[:path.index(min(path))]
+                if tuple(cyc) not in seen:
+                    seen.add(tuple(cyc))
+                    out.append("algebraic loop at t0: " + " -> ".join(cyc + [cyc[0]])
+                               + " all take their inputs at t0; moonpool initializes them in "
+                               "rig order and does not iterate the loop (break it with a "
+                               "connection delay, or make one of them not feed through)")
+            elif nxt in takes and nxt not in path:
+                walk(start, nxt, path + [nxt])
+
+    for n in sorted(takes):
+        walk(n, n, [n])
+    return out
 
 
 @dataclass
@@ -224,6 +263,9 @@ class Execution:
                                            {s.name: s.index for s in self.slots})
         for a in self._connections:
             a.idle = self._idle
+        self.t0_warnings = t0_input_warnings(self.rig, descriptions)
+        for w in self.t0_warnings:
+            log.warning("%s", w)
         for s in self.slots:
             t0 = s.t_now
             if descriptions[s.name].initial_inputs:  # e.g. an FMU: inputs in initialization mode

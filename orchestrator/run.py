@@ -332,6 +332,8 @@ def run_rig(
     }
     if insecure:
         summary["insecure"] = insecure
+    if execution is not None and getattr(execution, "t0_warnings", None):
+        summary["warnings"] = list(execution.t0_warnings)  # t0 inputs that cannot be given
     if recorder is not None and rig.run.plots:
         try:
             from .plots import make_plots

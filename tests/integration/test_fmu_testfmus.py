@@ -520,3 +520,52 @@ def test_feedthrough_equals_fmpy(version, kind, fmpy_kind):
                 **({"record_events": False} if kind == "me" else {}))
     assert np.array_equal(ours[:, 1:], ref[:, 1:].astype(float))
     assert list(ours[0, 1:]) == [1.25, -3.5, -42, 1, 2, 5.0]
+
+
+LOOP_RIG = """
+[run]
+until = "0.2s"
+[components.a]
+entry = "fmu"
+rate_hz = 10
+[components.a.parameters]
+fmu = "{fmu}"
+fmi_type = "cs"
+inputs.in = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_in" }} }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_out" }} }}
+[components.b]
+entry = "fmu"
+rate_hz = 10
+[components.b.parameters]
+fmu = "{fmu}"
+fmi_type = "cs"
+inputs.in = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_in" }} }}
+outputs.out = {{ type = "moonpool.v1.Signals", fields = {{ x = "real_c_out" }} }}
+[[connections]]
+from = "a.out"
+to = "b.in"
+"""
+
+
+@pytest.mark.parametrize("loop", [True, False])
+def test_algebraic_loops_and_missing_t0_inputs_are_reported(tmp_path, loop):
+    """Two feedthroughs that take their inputs at t0: b after a is fine; a fed by b (a
+    loop at t0, or b listed after a feeding it) is reported in summary.json's warnings,
+    naming the components, and the run still goes on."""
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    text = LOOP_RIG.format(fmu=_fmu("feedthrough", 3).as_posix())
+    if loop:
+        text += '[[connections]]\nfrom = "b.out"\nto = "a.in"\n'
+    rig = tmp_path / "rig.toml"
+    rig.write_text(text)
+    result = run_rig(load_and_check(rig, ["run.plots=false"]), tmp_path / "out")
+    assert result.ok, result.summary["error"]
+    warnings = result.summary.get("warnings", [])
+    if not loop:
+        assert warnings == []
+        return
+    assert any(w.startswith("algebraic loop at t0: a -> b -> a") for w in warnings), warnings
+    assert any("components.a: its input in has no value at t0 (b is initialized after it"
+               in w for w in warnings), warnings
