@@ -10,6 +10,13 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
     terminate()                         once, also after a failure: may return metrics
 
+``terminate`` may come straight after ``configure``, with no ``initialize``: when the
+run fails before this component was initialised (another component's initialize
+raised, a device did not answer). It must then release what ``configure`` acquired
+and not reach for state that ``initialize`` builds; the host ignores the metrics
+(and any error) of a component that was never initialised, and never calls
+``terminate`` on one that was not configured (``host.py``).
+
 Before ``configure`` is called the host sets ``self.name`` (instance name from the
 rig), ``self.seed`` (execution seed) and ``self.period_ns``.
 
@@ -139,7 +146,10 @@ class Component:
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
     def terminate(self) -> Mapping[str, float] | None:
-        """Release resources; optionally return the run's metrics (JSON-able numbers)."""
+        """Release resources; optionally return the run's metrics (JSON-able numbers).
+
+        Also called when ``initialize`` never ran (the module docstring): do not assume
+        the state it builds."""
         return None
 
     # -- helpers ---------------------------------------------------------------

@@ -142,7 +142,8 @@ class StationKeeping(Component):
         return out
 
     def terminate(self):
-        return t1_summary(self.trials)
+        trials = getattr(self, "trials", None)
+        return t1_summary(trials) if trials is not None else {}
 
 
 class TrajectoryTracking(Component):
@@ -219,6 +220,8 @@ class TrajectoryTracking(Component):
         return out
 
     def terminate(self):
+        if not hasattr(self, "errors"):  # never initialised: nothing was scored
+            return {}
         result = t2_summary(np.array(self.errors), self.p.trajectory)
         # False when the run stopped before the reference did: the figures cover part of it.
         result["complete"] = bool(self.reached_end)
