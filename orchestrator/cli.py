@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="run every component in-process or each in its own process")
     r.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
                    help=_REALTIME_HELP)
+    r.add_argument("--strict-realtime", action="store_true",
+                   help="real time: a missed verdict (a tick later than run.realtime_tolerance) "
+                   "fails the run, exit 1 (sets run.realtime_strict; the HIL rigs set it)")
     r.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
     c = sub.add_parser("check", help="validate a rig without running it; list every problem")
@@ -170,8 +173,11 @@ class Progress:
 def _load(args) -> "object":
     from .rigfile import load_and_check
 
+    overrides = list(args.overrides)
+    if getattr(args, "strict_realtime", False):
+        overrides.append("run.realtime_strict=true")
     return load_and_check(
-        args.rig, args.overrides, until_s=getattr(args, "until", None),
+        args.rig, overrides, until_s=getattr(args, "until", None),
         seed=getattr(args, "seed", None), mode=args.mode,
         realtime=getattr(args, "realtime", None),
     )
@@ -188,7 +194,6 @@ def _fresh_dir(base: Path) -> Path:
 
 def cmd_run(args) -> int:
     from .run import run_rig
-    from .summary import format_table
 
     try:
         rig = _load(args)
@@ -203,15 +208,51 @@ def cmd_run(args) -> int:
                 if rig.run.realtime is not None else "")
         print(f"running {rig.path} until {rig.run.until_ns * 1e-9:g} s (seed {rig.run.seed}"
               f"{pace}) -> {out}", file=sys.stderr)
-    result = run_rig(rig, out, progress=progress)
+
+    def notify(text: str) -> None:
+        if progress is not None:
+            progress.done()
+        print(text, file=sys.stderr, flush=True)
+
+    try:
+        result = run_rig(rig, out, progress=progress, notify=notify)
+    except KeyboardInterrupt:  # only outside the run's own handling (e.g. before it)
+        notify(f"interrupted (Ctrl-C); see {out}/summary.json if it was written")
+        return EXIT_FAILED
     if progress is not None:
         progress.done()
-    if not args.quiet:
-        print(format_table(result.summary))
-        print(f"outputs in {out}/ (summary.json, recording.mcap, plots/)")
-    if not result.ok:
-        print(f"error: run failed: {result.summary['error']}", file=sys.stderr)
+    # Everything is on disk: a Ctrl-C from now on would only cut the report short and
+    # end the process by the signal (exit -2, a traceback); the command ignores it
+    # until the process exits.
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+    _report(result.summary, out, quiet=args.quiet)
     return result.exit_code
+
+
+def _report(summary: dict, out: Path, *, quiet: bool) -> None:
+    """What the terminal shows after a run: the table (not after a failure before
+    the first tick: it would be all zeros), where the outputs are, and the error once."""
+    from .summary import format_table
+
+    ok = summary["status"] == "ok"
+    if not quiet:
+        if ok or summary.get("ticks"):
+            print(format_table(summary, with_error=False))
+        print(f"outputs in {out}/ (summary.json"
+              + (", recording.mcap" if summary.get("recording") else "")
+              + (", plots/" if summary.get("plots") else "") + ")")
+    if not ok:
+        print(f"error: run failed: {summary['error']}", file=sys.stderr)
+    rt = summary.get("realtime") or {}
+    if rt.get("verdict") == "missed" and not rt.get("strict"):
+        from .realtime import verdict_line
+
+        print(verdict_line(rt), file=sys.stderr)  # the last line: loud
 
 
 def cmd_check(args) -> int:

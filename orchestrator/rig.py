@@ -158,6 +158,12 @@ class RunConfig:
     half speed), exact; None runs as fast as possible."""
     overrun: OverrunPolicy = "warn"
     """Real-time mode: what to do when a tick overruns its slot (warn, skip, abort)."""
+    realtime_tolerance_ns: int | None = None
+    """Real-time mode: how late (wall clock, ns) a tick may start for the run to count
+    as keeping up (``realtime.verdict`` "met"); None: one period of the fastest
+    component at the factor."""
+    realtime_strict: bool = False
+    """Real-time mode: a "missed" verdict fails the run (exit 1)."""
     realtime_priority: int = 0
     """Real-time mode: 0 steps at normal priority; 1-99 as a SCHED_FIFO thread of that
     priority (Linux; needs the right to)."""

@@ -114,8 +114,11 @@ def _flatten(prefix: str, value: Any, out: list[tuple[str, str]]) -> None:
         out.append((prefix, _value(value)))
 
 
-def format_table(summary: Mapping[str, Any]) -> str:
-    """The report printed at the end of a run (plain text, no trailing newline)."""
+def format_table(summary: Mapping[str, Any], *, with_error: bool = True) -> str:
+    """The report printed at the end of a run (plain text, no trailing newline).
+
+    After a failure the digest is left out (it is that of a stream cut short; the
+    summary keeps it); ``with_error=False`` leaves the error line to the caller."""
     status = summary.get("status", "?")
     digest = summary.get("digest") or ""
     rtf = summary.get("real_time_factor")
@@ -125,8 +128,9 @@ def format_table(summary: Mapping[str, Any]) -> str:
         f"wall {_num(summary.get('wall_time_s'), '.3f')} s",
         f"RTF {_num(rtf, '.2f')}" + ("x" if _num(rtf, ".2f") != "-" else ""),
         f"ticks {_num(summary.get('ticks'), 'd')}",
-        f"digest {digest[:16] or '-'}",
     ]
+    if status == "ok":
+        head.append(f"digest {digest[:16] or '-'}")
     lines = ["  ".join(head)]
     rt = summary.get("realtime")
     if rt:
@@ -136,6 +140,8 @@ def format_table(summary: Mapping[str, Any]) -> str:
             f"  max {_num(rt.get('lateness_max_us'), '.1f')} µs  overruns "
             f"{_num(rt.get('overruns'), 'd')} ({rt.get('overrun_policy', '?')})"
             + (f"  re-anchored {rt['reanchors']}x" if rt.get("reanchors") else "")
+            + (f"  verdict {rt['verdict']} (tolerance {_num(rt.get('tolerance_us'), 'g')} µs)"
+               if rt.get("verdict") else "")
         )
 
     components: Mapping[str, Any] = summary.get("components") or {}
@@ -171,6 +177,6 @@ def format_table(summary: Mapping[str, Any]) -> str:
     if summary.get("insecure"):
         lines += ["", "INSECURE: no authentication or encryption for "
                   + ", ".join(summary["insecure"]) + " (insecure = true in the rig)"]
-    if status != "ok" or summary.get("error"):
+    if with_error and (status != "ok" or summary.get("error")):
         lines += ["", f"error: {summary.get('error') or 'unknown error'}"]
     return "\n".join(lines)

@@ -72,6 +72,10 @@ def run_config(
             f"{kind_of(priority)} {priority!r}",
         )
         priority = d.realtime_priority
+    tolerance = get("realtime_tolerance")
+    tolerance_ns = (None if tolerance == "period" else
+                    values.duration(report, "run.realtime_tolerance", tolerance, positive=True))
+    strict = values.boolean(report, "run.realtime_strict", get("realtime_strict"))
     safe_stop = _safe_stop(report, get("safe_stop"), names)
     return RunConfig(
         until_ns=until_ns or 0,
@@ -86,6 +90,8 @@ def run_config(
         plots=d.plots if plots is None else plots,
         realtime=realtime,
         overrun=overrun or d.overrun,  # type: ignore[arg-type]
+        realtime_tolerance_ns=tolerance_ns,
+        realtime_strict=bool(strict),
         realtime_priority=priority,
         safe_stop=safe_stop,
     )

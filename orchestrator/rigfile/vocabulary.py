@@ -174,6 +174,12 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
     Key("overrun", enum(OVERRUN_POLICIES), "Real time: when a tick overruns into the next "
         "one's slot, warn (count and catch up), skip (also re-anchor the schedule when "
         "more than a period late) or abort (fail the run).", "warn"),
+    Key("realtime_tolerance", {"anyOf": [duration(positive=True), {"const": "period"}]},
+        "Real time: how late a tick may start and the run still count as keeping up "
+        "(summary.json realtime.verdict \"met\" or \"missed\"); \"period\": one period "
+        "of the fastest component at the factor.", "period"),
+    Key("realtime_strict", BOOLEAN, "Real time: a missed verdict fails the run (exit 1); "
+        "--strict-realtime sets it. The HIL rigs set it.", False),
     Key("realtime_priority", {"type": "integer", "minimum": 0, "maximum": 99}, "Real time: "
         "0 paces at normal priority; 1-99 runs the stepping thread as a Linux SCHED_FIFO "
         "thread of that priority.", 0),
