@@ -5,6 +5,10 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
 
     describe()                          any time: ports and parameters (after configure,
                                         the ports of this instance; see ``ports_for``)
+    check_parameters(params)            classmethod, just before configure, and alone in
+                                        ``moonpool check``: what can be checked without
+                                        starting anything (ranges, choices, files that
+                                        must exist; of a device, that its path exists)
     configure(params)                   once: params is the validated Parameters instance
     initialize(start_time_ns)           once: may return initial outputs (valid at start)
     step(t_ns, dt_ns, inputs)           repeatedly, t strictly increasing: advance t -> t+dt
@@ -144,6 +148,21 @@ class Component:
     ) -> Mapping[str, Message | Attached] | None:
         """Advance from ``t_ns`` to ``t_ns + dt_ns``; return this step's outputs."""
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
+
+    @classmethod
+    def check_parameters(cls, params: Any) -> None:
+        """Refuse bad parameters without starting anything: raise ``ParameterError``.
+
+        Call order: after the Parameters instance is built (its types checked), before
+        ``configure`` — by the host, and by ``moonpool check``, which calls nothing
+        else of the component. Put here every check that needs no resource: ranges,
+        choices (``trajectory = "elipse"``), files that must exist and parse (a setup
+        file); a component that opens a device checks only that its path exists (the
+        device may be busy or asleep at check time). ``configure`` may then assume
+        them. The message names the parameter; the host and the check add the
+        component's name.
+        """
+        return None
 
     def terminate(self) -> Mapping[str, float] | None:
         """Release resources; optionally return the run's metrics (JSON-able numbers).

@@ -5,7 +5,8 @@ Call order (enforced; anything else raises LifecycleError)::
 
     describe()                       any time; after configure it describes the
                                      instance's ports (Component.ports_for)
-    configure(Configure)             CREATED -> CONFIGURED
+    configure(Configure)             CREATED -> CONFIGURED (Parameters built, then the
+                                     class's check_parameters, ports_for, configure)
     initialize(start_time_ns)        CONFIGURED -> INITIALIZED; returns initial outputs
     step(t_ns, dt_ns, inputs)        INITIALIZED, t increasing; returns outputs
     terminate()                      any state -> TERMINATED (idempotent); returns metrics
@@ -125,6 +126,7 @@ class ComponentHost:
         self.component.period_ns = int(msg.period_ns)
         # Ports that depend on the parameters: the class hook first, then whatever
         # configure sets on the instance.
+        self._call("configure", cls.check_parameters, params)
         inputs, outputs = self._call("configure", cls.ports_for, params)
         self.component.inputs = tuple(inputs)
         self.component.outputs = tuple(outputs)

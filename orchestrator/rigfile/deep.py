@@ -44,6 +44,8 @@ def deep_check(
     for comp in rig.components:
         if comp.name in classes and comp.placement != "replay":
             params = _check_parameters(report, comp, classes[comp.name].cls)
+            if params is not None and comp.placement != "remote":
+                params = _component_checks(report, comp, classes[comp.name].cls, params)
             ports = _ports(report, comp, classes[comp.name], params)
             if ports is None:
                 del classes[comp.name]  # its ports are unknown: skip checks that need them
@@ -189,6 +191,23 @@ def _check_parameters(report: Report, comp: ComponentConfig, cls: type[Component
     if ok:
         return _construct(report, key, params_cls, values)
     return None
+
+
+def _component_checks(report: Report, comp: ComponentConfig, cls: type[Component],
+                      params: Any) -> Any:
+    """The class's own ``check_parameters`` (ranges, choices, files, device paths),
+    as its host runs it before configure; the Parameters, or None with a problem.
+    Not for a remote component: its files and devices are where it is served."""
+    key = f"components.{comp.name}.parameters"
+    try:
+        cls.check_parameters(params)
+    except ParameterError as exc:
+        report.add(key, f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
+        return None
+    except Exception as exc:  # noqa: BLE001 - a component's own bug, reported not raised
+        report.add(key, f"{comp.entry}.check_parameters failed: {type(exc).__name__}: {exc}")
+        return None
+    return params
 
 
 def _type_hints(params_cls: type) -> dict[str, Any]:
