@@ -1,8 +1,9 @@
 """The ``moonpool`` command.
 
-    moonpool run RIG [--until S] [--seed N] [--out DIR] [--set K=V]... [--mode inproc|process]
-                     [--realtime [FACTOR]]
-    moonpool check RIG [--set K=V]... [--mode inproc|process] [--realtime [FACTOR]]
+    moonpool run RIG [--until T] [--seed N] [--out DIR [--force]] [--set K=V]...
+                     [--mode inproc|process] [--realtime [FACTOR]] [--strict-realtime]
+    moonpool check RIG [--until T] [--seed N] [--set K=V]... [--mode inproc|process]
+                       [--realtime [FACTOR]]
     moonpool serve ENTRY --bind ENDPOINT [--key SECRET --allow PUBLIC...] [--insecure]
     moonpool keys generate NAME [--dir DIR] [--force]
     moonpool describe ENTRY | --list
@@ -52,6 +53,19 @@ _REALTIME_HELP = ("pace the run to the wall clock: FACTOR simulated seconds per 
                   "(default 1; 0.5 = half speed); overrides run.realtime")
 
 
+def _until(text: str) -> float | str:
+    """``--until`` value: seconds (``20``, ``0.1``) or a duration with a unit (``"10s"``,
+    ``"2min"``), as in rig files; checked with the rig (orchestrator/timeparse.py)."""
+    try:
+        return float(text) if "." in text or "e" in text.lower() else int(text)
+    except ValueError:
+        return text
+
+
+_UNTIL_HELP = ("simulated time: seconds (20, 0.5) or a duration (10s, 250ms, 2min), as run.until; "
+               "0 sets up and initialises every component, then stops")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="moonpool", description="Co-simulation of underwater robots.")
     p.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING (default), ERROR")
@@ -59,9 +73,13 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a rig")
     r.add_argument("rig", type=Path, help="rig file (TOML)")
-    r.add_argument("--until", type=float, metavar="S", help="simulated seconds (overrides run.until)")
+    r.add_argument("--until", type=_until, metavar="T", help=_UNTIL_HELP + " (overrides run.until)")
     r.add_argument("--seed", type=int, metavar="N", help="seed (overrides run.seed)")
-    r.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/RIG-TIME)")
+    r.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/RIG-TIME); "
+                   "refused if it holds files, unless --force")
+    r.add_argument("--force", action="store_true",
+                   help="with --out: replace the run already in DIR (its recording, summary, "
+                   "plots/ and logs/)")
     r.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
                    help="override a rig key, e.g. components.pid.parameters.kp=80 (repeatable)")
     r.add_argument("--mode", choices=["inproc", "process"],
@@ -75,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("check", help="validate a rig without running it; list every problem")
     c.add_argument("rig", type=Path)
+    c.add_argument("--until", type=_until, metavar="T", help=_UNTIL_HELP)
+    c.add_argument("--seed", type=int, metavar="N", help="seed (overrides run.seed)")
     c.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides")
     c.add_argument("--mode", choices=["inproc", "process"])
     c.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
@@ -192,6 +212,36 @@ def _fresh_dir(base: Path) -> Path:
     return out
 
 
+RUN_OUTPUTS = ("recording.mcap", "summary.json", "summary.json.tmp", "plots", "logs")
+"""What a run writes into its folder (and ``--force`` removes)."""
+
+
+def _prepare_out(out: Path, *, force: bool) -> str | None:
+    """Make ``--out`` ready: a folder that does not exist or is empty is used; one that
+    holds files is refused (a problem text, exit 2) unless ``force``, which removes
+    the outputs of the run in it (RUN_OUTPUTS; anything else stays)."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        return f"--out {out} is a file, not a folder; give a folder name"
+    entries = list(out.iterdir())
+    if not entries:
+        return None
+    if not force:
+        held = ", ".join(sorted(e.name for e in entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        return (f"--out {out} already holds files ({held}); a run there would mix with them "
+                f"(fix: give a fresh folder, or add --force to replace the run in {out})")
+    import shutil
+
+    for name in RUN_OUTPUTS:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    return None
+
+
 def cmd_run(args) -> int:
     from .run import run_rig
 
@@ -201,6 +251,11 @@ def cmd_run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = args.out or _fresh_dir(Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    if args.out is not None:
+        problem = _prepare_out(args.out, force=args.force)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     show = not args.quiet and sys.stderr.isatty()
     progress = Progress(rig.run.until_ns) if show else None
     if not args.quiet:
@@ -210,6 +265,8 @@ def cmd_run(args) -> int:
               f"{pace}) -> {out}", file=sys.stderr)
 
     def notify(text: str) -> None:
+        if text.startswith("drawing the plots") and not show:
+            return  # only for someone watching a terminal; what Ctrl-C does is always said
         if progress is not None:
             progress.done()
         print(text, file=sys.stderr, flush=True)

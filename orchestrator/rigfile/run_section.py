@@ -78,7 +78,7 @@ def run_config(
     strict = values.boolean(report, "run.realtime_strict", get("realtime_strict"))
     safe_stop = _safe_stop(report, get("safe_stop"), names)
     return RunConfig(
-        until_ns=until_ns or 0,
+        until_ns=until_ns or 0,  # 0: set up and initialise, step nothing
         seed=d.seed if seed is None else seed,
         algorithm=algorithm or d.algorithm,  # type: ignore[arg-type]
         order=order,
@@ -139,9 +139,9 @@ def _until(report: Report, table: Mapping[str, Any], until_s: Any) -> int | None
     """run.until, or --until when given (which wins); a problem if neither is given."""
     until = None
     if "until" in table:
-        until = values.duration(report, "run.until", table["until"], positive=True)
+        until = values.duration(report, "run.until", table["until"], positive=False)
     if until_s is not None:
-        return values.duration(report, "--until", until_s, positive=True)
+        return values.duration(report, "--until", until_s, positive=False)
     if "until" not in table:
         report.add(
             "run.until",

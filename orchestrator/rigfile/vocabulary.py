@@ -143,8 +143,9 @@ class Table:
 
 
 RUN = Table("[run]", "How long to simulate, with which seed and master algorithm.", (
-    Key("until", duration(positive=True), "End of simulated time (> 0); steps happen at "
-        "instants before it. Required unless the command line gives --until.", required=True),
+    Key("until", duration(positive=False), "End of simulated time; steps happen at "
+        "instants before it (0: set up and initialise, step nothing). Required unless the "
+        "command line gives --until.", required=True),
     Key("seed", {"type": "integer", "minimum": 0, "maximum": SEED_LIMIT - 1},
         "Execution seed, the only source of randomness (noise is keyed by seed, "
         "component, sample and channel).", 0),
