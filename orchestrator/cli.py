@@ -7,6 +7,7 @@
     moonpool serve ENTRY --bind ENDPOINT [--key SECRET --allow PUBLIC...] [--insecure]
     moonpool keys generate NAME [--dir DIR] [--force]
     moonpool describe ENTRY | --list
+    moonpool export RECORDING [--topics T...] [--format csv|parquet] --out DIR
     moonpool fmu build [--force]
     moonpool WORD [WORD] ...            commands that component packages register
                                         (``moonpool.components.sdk.commands``): e.g.
@@ -117,6 +118,16 @@ def _parser() -> argparse.ArgumentParser:
     kg.add_argument("name", help="e.g. camera-pc or orchestrator")
     kg.add_argument("--dir", type=Path, default=Path("."), help="folder (default: here)")
     kg.add_argument("--force", action="store_true", help="replace an existing pair")
+
+    x = sub.add_parser("export", help="a recording's messages as tables: one CSV or Parquet "
+                       "file per topic (docs/recordings.md)")
+    x.add_argument("recording", type=Path, help="a run's recording.mcap")
+    x.add_argument("--topics", nargs="+", metavar="TOPIC",
+                   help="only these topics: /vehicle/state or vehicle.state (default: all)")
+    x.add_argument("--format", choices=["csv", "parquet"], default="csv",
+                   help="csv (default; needs nothing) or parquet (needs pyarrow: the data extra)")
+    x.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="folder for the files (created; COMPONENT.PORT.csv per topic)")
 
     f = sub.add_parser("fmu", help="FMU tools")
     fsub = f.add_subparsers(dest="fmu_command", required=True, parser_class=_Parser)
@@ -401,6 +412,25 @@ def cmd_describe(args) -> int:
     return EXIT_OK
 
 
+def cmd_export(args) -> int:
+    from moonpool.components.sdk.errors import MoonpoolError
+
+    from .export import export
+
+    if not args.recording.exists():
+        print(f"error: no recording at {args.recording} (fix: give a run's recording.mcap)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        paths = export(args.recording, args.out, args.format, args.topics)
+    except MoonpoolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for path in paths:
+        print(path)
+    return EXIT_OK
+
+
 def cmd_fmu(args) -> int:
     import subprocess
 
@@ -423,7 +453,7 @@ def main(argv: list[str] | None = None) -> int:
     if registered is not None:
         return registered.run(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
-               "fmu": cmd_fmu, "keys": cmd_keys}
+               "fmu": cmd_fmu, "keys": cmd_keys, "export": cmd_export}
     return handler[args.command](args)
 
 
