@@ -367,6 +367,7 @@ def run_rig(
         "realtime": _realtime_summary(rig, pacer),
         "recording": recording_path.name if recorder is not None else None,
         "plots": [],
+        "provenance": summary_mod.provenance(rig.path, rig.source_text),
     }
     if insecure:
         summary["insecure"] = insecure
