@@ -124,6 +124,11 @@ class PlotSpec:
     """Signals to draw, each ``component.port:field.path`` (e.g. ``vehicle.state:position_ned_m.z``)."""
     ylabel: str = ""
     """Y axis label, with the unit."""
+    kind: str = "time"
+    """``time``: every series against simulation time; ``xy``: the series are pairs
+    (x, y), each drawn as a track (e.g. east, north)."""
+    xlabel: str = ""
+    """X axis label of an ``xy`` plot, with the unit."""
 
 
 @dataclass(frozen=True)

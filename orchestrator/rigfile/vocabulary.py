@@ -70,9 +70,13 @@ PORT_REF: Mapping[str, Any] = {"type": "string", "pattern": r"^[^.]+\.[^.]+$"}
 """``COMPONENT.PORT``."""
 SERIES: Mapping[str, Any] = {
     "type": "array", "minItems": 1,
-    "items": {"type": "string", "pattern": rf"^[^.:]+\.[^.:]+:{FIELD_PATH}$"},
+    "items": {"anyOf": [
+        {"type": "string", "pattern": rf"^[^.:]+\.[^.:]+:{FIELD_PATH}$"},
+        {"type": "string", "pattern": r"^\s*(diff|norm|unwrap|wrap)\(.*\)\s*$",
+         "description": "an expression: diff(A, B), norm(A, B, ...), unwrap(A), wrap(A)"},
+    ]},
 }
-"""A non-empty list of ``COMPONENT.PORT:FIELD``."""
+"""A non-empty list of ``COMPONENT.PORT:FIELD`` or expressions of them."""
 
 
 def enum(options: tuple[str, ...]) -> dict[str, Any]:
@@ -260,8 +264,13 @@ CONNECTION = Table("[[connections]]", "An output port feeding an input port.", (
 PLOT = Table("[[plots]]", "An extra figure drawn after the run.", (
     Key("title", TEXT, "Figure title; the PNG is named after it.", required=True),
     Key("series", SERIES, "Signals drawn on one axes, each COMPONENT.PORT:FIELD "
-        "(FIELD: position_ned_m.z, force_n[0], signals[depth].value).", required=True),
+        "(FIELD: position_ned_m.z, force_n[0], signals[depth].value) or an expression of "
+        "them: diff(A, B), norm(A, B, ...), unwrap(A), wrap(A). kind = \"xy\": pairs "
+        "(x, y).", required=True),
     Key("ylabel", STRING, "Y axis label, with its unit.", ""),
+    Key("kind", enum(("time", "xy")), "time: the series against simulation time; xy: the "
+        "series taken in pairs (x, y), each drawn as a track.", "time"),
+    Key("xlabel", STRING, "X axis label of an xy plot, with its unit.", ""),
 ))
 
 TOP = Table("the top level", "A moonpool rig file (docs/rigs.md).", (
