@@ -49,6 +49,13 @@ def test_a_run_failing_at_the_first_initialize_reports_only_that(tmp_path):
     rig = tmp_path / "early.toml"
     rig.write_text(text)
     out = tmp_path / "out"
+    shown = moonpool("run", str(rig), "--out", str(tmp_path / "shown"))  # not --quiet
+    assert shown.returncode == 1
+    # Failure output not noisy: the error once, no table of zeros, no digest of the
+    # empty stream, no plot "skipped" warnings.
+    assert shown.stderr.count("deliberate failure at initialize") == 1, shown.stderr
+    assert "p50 µs" not in shown.stdout and "digest" not in shown.stdout, shown.stdout
+    assert "skipped" not in shown.stderr, shown.stderr
     proc = moonpool("run", str(rig), "--out", str(out), "--quiet")
     assert proc.returncode == 1, proc.stderr
     assert "deliberate failure at initialize" in proc.stderr
