@@ -87,6 +87,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="run every component in-process or each in its own process")
     r.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
                    help=_REALTIME_HELP)
+    r.add_argument("--live", nargs="?", const=8765, type=int, metavar="PORT",
+                   help="stream the run to Foxglove over WebSocket on PORT (default 8765; "
+                   "docs/live.md); needs the live extra")
     r.add_argument("--strict-realtime", action="store_true",
                    help="real time: a missed verdict (a tick later than run.realtime_tolerance) "
                    "fails the run, exit 1 (sets run.realtime_strict; the HIL rigs set it)")
@@ -282,11 +285,25 @@ def cmd_run(args) -> int:
             progress.done()
         print(text, file=sys.stderr, flush=True)
 
+    live = None
+    if args.live is not None:
+        from .live import LiveView
+
+        try:
+            live = LiveView(args.live)
+        except RigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(f"live view: ws://127.0.0.1:{live.port} (Foxglove: Open connection)",
+              file=sys.stderr, flush=True)
     try:
-        result = run_rig(rig, out, progress=progress, notify=notify)
+        result = run_rig(rig, out, progress=progress, notify=notify, live=live)
     except KeyboardInterrupt:  # only outside the run's own handling (e.g. before it)
         notify(f"interrupted (Ctrl-C); see {out}/summary.json if it was written")
         return EXIT_FAILED
+    finally:
+        if live is not None:
+            live.close()
     if progress is not None:
         progress.done()
     # Everything is on disk: a Ctrl-C from now on would only cut the report short and

@@ -54,8 +54,11 @@ log = logging.getLogger("moonpool.run")
 class RunObserver:
     """Feeds every message to the digest and, when recording, to the MCAP file."""
 
-    def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = ()) -> None:
+    def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = (),
+                 live: Any = None) -> None:
         self.recorder = recorder
+        self.live = live  # orchestrator/live.py LiveView, or None (--live)
+        self._live: list[int] = []
         self.digest = Digest()
         self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
         # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
@@ -65,6 +68,8 @@ class RunObserver:
         recorded = self.recorder is not None and topic not in self._exclude
         channel = self.recorder.add_topic(topic, type_name, extra_schemas) if recorded else -1
         self._topics.append((Digest.topic_prefix(topic), channel))
+        if self.live is not None:
+            self._live.append(self.live.add_topic(topic, type_name, extra_schemas))
         return len(self._topics) - 1
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
@@ -72,6 +77,8 @@ class RunObserver:
         self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
         if channel >= 0:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
+        if self.live is not None:
+            self.live.write(self._live[index], log_time_ns, payload)
 
 
 @dataclass
@@ -233,6 +240,7 @@ def run_rig(
     *,
     progress: Callable[[int], None] | None = None,
     notify: Callable[[str], None] | None = None,
+    live: Any = None,
 ) -> RunResult:
     """Run a validated rig; write recording.mcap, summary.json and plots/ in out_dir.
 
@@ -257,7 +265,7 @@ def run_rig(
             foxglove_images=rig.run.foxglove_images,
         )
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
-    observer = RunObserver(recorder, rig.run.record_exclude)
+    observer = RunObserver(recorder, rig.run.record_exclude, live)
     insecure = insecure_components(rig)
     for name in insecure:
         log.warning("INSECURE: component '%s' at %s is reached WITHOUT authentication or "
