@@ -68,12 +68,17 @@ def test_check_takes_until_and_seed_as_the_docs_say():
             assert option in usage, (command, option)
 
 
+WRITTEN = {"report.md"}  # files moonpool writes (moonpool sweep report), not docs to cite
+
+
 def test_docs_cite_only_files_that_exist():
     missing = []
     for doc in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
         text = doc.read_text(encoding="utf-8")
         for m in re.finditer(r"(?<![\w/.-])([\w./-]+\.md)\b", text):
             name = m.group(1)
+            if name.rpartition("/")[2] in WRITTEN:
+                continue
             if not any(p.exists() for p in (doc.parent / name, ROOT / name, ROOT / "docs" / name)):
                 missing.append(f"{doc.relative_to(ROOT)}:{text[:m.start()].count(chr(10)) + 1}: "
                                f"{name}")
