@@ -8,20 +8,20 @@ options)`` builds the MJCF model → ``set_gravity`` → (``command``)* ``subste
 **Kinematics** (seed 003 eqs. 1–3). Arm frame A at the mount: axes parallel to the
 vehicle's body FRD axes (x forward, y right, z down). Joint 1 (q₁) turns about z_A,
 joints 2 and 3 (q₂ shoulder, q₃ elbow) pitch the links in the vertical plane of q₁,
-positive towards +z_A (down). Link lengths l₁ (shoulder → elbow), l₂ (elbow → cup
-centre). Forward kinematics::
+positive **upwards** (towards −z_A), so that the seed's height is h = −z. Link
+lengths l₁ (shoulder → elbow), l₂ (elbow → cup centre). Forward kinematics::
 
     r = l₁ cos q₂ + l₂ cos(q₂ + q₃),   h = l₁ sin q₂ + l₂ sin(q₂ + q₃)
-    x = r cos q₁,   y = r sin q₁,   z = h
+    x = r cos q₁,   y = r sin q₁,   z = −h
 
-Inverse kinematics (elbow branch q₃ ≤ 0, as eq. 2)::
+Inverse kinematics (eq. 2's branch q₃ ≤ 0: the elbow above the shoulder–cup line)::
 
     q₁ = atan2(y, x)                                                     (1)
     q₃ = −arccos((x² + y² + z² − l₁² − l₂²) / (2 l₁ l₂))                 (2)
-    q₂ = atan2(z, √(x² + y²)) − atan2(l₂ sin q₃, l₁ + l₂ cos q₃)          (3)
+    q₂ = atan2(h, √(x² + y²)) − atan2(l₂ sin q₃, l₁ + l₂ cos q₃)          (3)
 
 The cup's outward normal is the forearm's axis, n = (cos(q₂+q₃) cos q₁,
-cos(q₂+q₃) sin q₁, sin(q₂+q₃)) in A: with three joints only the cup's position is
+cos(q₂+q₃) sin q₁, −sin(q₂+q₃)) in A (straight down at q₂ + q₃ = −π/2): with three joints only the cup's position is
 commanded, its normal follows.
 
 **Joint control.** Feed-forward (seed 003 eq. 4), a commanded joint acceleration::
@@ -88,9 +88,9 @@ class ArmGeometry:
     """Suction cup mass at the forearm's end, kg."""
     link_radius_m: float = 0.03
     """Radius of the capsule links (inertia), m."""
-    q_min_rad: tuple[float, float, float] = (-math.pi, -math.pi / 2, -2.8)
+    q_min_rad: tuple[float, float, float] = (-math.pi, -math.pi, -2.8)
     """Lower joint limits, rad."""
-    q_max_rad: tuple[float, float, float] = (math.pi, math.pi, 0.0)
+    q_max_rad: tuple[float, float, float] = (math.pi, math.pi / 2, 0.0)
     """Upper joint limits, rad."""
     tau_max_nm: tuple[float, float, float] = (40.0, 80.0, 40.0)
     """Joint torque limits τ_max, N·m."""
@@ -113,14 +113,14 @@ def fk(g: ArmGeometry, q) -> np.ndarray:
     q1, q2, q3 = (float(v) for v in q)
     r = g.l1_m * math.cos(q2) + g.l2_m * math.cos(q2 + q3)
     h = g.l1_m * math.sin(q2) + g.l2_m * math.sin(q2 + q3)
-    return np.array([r * math.cos(q1), r * math.sin(q1), h])
+    return np.array([r * math.cos(q1), r * math.sin(q1), -h])
 
 
 def cup_normal(q) -> np.ndarray:
     """Outward unit normal of the cup (the forearm's axis) in A."""
     q1, q2, q3 = (float(v) for v in q)
     c = math.cos(q2 + q3)
-    return np.array([c * math.cos(q1), c * math.sin(q1), math.sin(q2 + q3)])
+    return np.array([c * math.cos(q1), c * math.sin(q1), -math.sin(q2 + q3)])
 
 
 def ik(g: ArmGeometry, x, check_limits: bool = True) -> np.ndarray:
@@ -135,7 +135,7 @@ def ik(g: ArmGeometry, x, check_limits: bool = True) -> np.ndarray:
                           f"[{abs(g.l1_m - g.l2_m):.3f}, {g.l1_m + g.l2_m:.3f}] m")
     q1 = math.atan2(py, px)
     q3 = -math.acos(c3)
-    q2 = math.atan2(pz, math.hypot(px, py)) - math.atan2(g.l2_m * math.sin(q3),
+    q2 = math.atan2(-pz, math.hypot(px, py)) - math.atan2(g.l2_m * math.sin(q3),
                                                           g.l1_m + g.l2_m * math.cos(q3))
     q = np.array([q1, q2, q3])
     if check_limits and (np.any(q < np.array(g.q_min_rad)) or np.any(q > np.array(g.q_max_rad))):
@@ -212,11 +212,11 @@ def mjcf(g: ArmGeometry, *, free_base: bool = False, base_mass_kg: float = 50.0,
         <joint name="q1" type="hinge" axis="0 0 1" range="{g.q_min_rad[0]} {g.q_max_rad[0]}"/>
         <geom type="cylinder" size="{r * 1.5} {r}" mass="{m0}" contype="0" conaffinity="0"/>
         <body name="upper" pos="0 0 0">
-          <joint name="q2" type="hinge" axis="0 -1 0" range="{g.q_min_rad[1]} {g.q_max_rad[1]}"/>
+          <joint name="q2" type="hinge" axis="0 1 0" range="{g.q_min_rad[1]} {g.q_max_rad[1]}"/>
           <geom type="capsule" fromto="0 0 0 {l1} 0 0" size="{r}" mass="{m1}"
                 contype="0" conaffinity="0"/>
           <body name="fore" pos="{l1} 0 0">
-            <joint name="q3" type="hinge" axis="0 -1 0" range="{g.q_min_rad[2]} {g.q_max_rad[2]}"/>
+            <joint name="q3" type="hinge" axis="0 1 0" range="{g.q_min_rad[2]} {g.q_max_rad[2]}"/>
             <geom type="capsule" fromto="0 0 0 {l2} 0 0" size="{r}" mass="{m2}"
                   contype="0" conaffinity="0"/>
             <geom type="sphere" pos="{l2} 0 0" size="{r}" mass="{g.cup_mass_kg}"

@@ -11,7 +11,7 @@ import pytest
 mujoco = pytest.importorskip("mujoco")
 
 from moonpool.components.manipulation.arm import (  # noqa: E402
-    ArmGeometry, ArmSim, Unreachable, fk, ik, mjcf)
+    ArmGeometry, ArmSim, Unreachable, cup_normal, fk, ik, mjcf)
 from moonpool.components.manipulation.suction import Suction, SuctionConfig  # noqa: E402
 
 G = ArmGeometry()
@@ -48,8 +48,9 @@ def test_fk_matches_the_mujoco_model():
     sim = ArmSim(G, xml=mjcf(G, target=False))
     q = np.array([0.4, 0.7, -1.1])
     sim.set_q(q)
-    pos, _ = sim.cup_pose()
+    pos, R = sim.cup_pose()
     assert np.allclose(pos, fk(G, q), atol=1e-12)
+    assert np.allclose(R[:, 2], cup_normal(q), atol=1e-12)
 
 
 def test_reaction_wrench_conserves_linear_momentum_on_a_free_base():
@@ -77,7 +78,7 @@ def test_reaction_wrench_conserves_linear_momentum_on_a_free_base():
 
 
 def _cup_sim(target_euler=(0.0, 0.0, 0.0), offset=(0.0, 0.0, 0.0)):
-    q = np.array([0.0, 2.0, math.pi / 2 - 2.0])  # forearm pointing down (+z)
+    q = np.array([0.0, -0.6, -math.pi / 2 + 0.6])  # forearm pointing down (+z)
     p = fk(G, q)
     hh = 0.01
     tgt = p + np.array([0, 0, hh]) + np.array(offset)
@@ -95,7 +96,7 @@ def test_suction_attaches_within_tolerance_and_holds():
     assert [e.kind for e in ev] == ["attach"] and cup.attached
     tgt = mujoco.mj_name2id(sim.model, mujoco.mjtObj.mjOBJ_BODY, "target")
     rel0 = sim.data.xpos[tgt] - sim.cup_pose()[0]
-    sim.command([0.3, 2.2, math.pi / 2 - 2.2])
+    sim.command([0.3, -0.4, -math.pi / 2 + 0.4])
     for k in range(800):
         sim.substep()
         cup.update(k, pump_on=True)
@@ -137,3 +138,65 @@ def test_suction_detaches_above_the_pull_off_force(pull_n, expect):
         assert cup.events[-1].force_n > 20.0
     else:
         assert cup.attached and cup.force_n == pytest.approx(pull_n, rel=0.05)
+
+
+# ------------------------------------------------------- the component
+
+
+def _host(extra: dict | None = None):
+    from moonpool.components.manipulation.component import ArmComponent
+    from moonpool.components.sdk.host import ComponentHost
+    from moonpool.components.sdk.wire import to_parameter_value
+    from moonpool.v1 import lifecycle_pb2 as lc
+
+    host = ComponentHost(ArmComponent())
+    host.configure(lc.Configure(instance_name="arm", seed=0, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in (extra or {}).items()]))
+    host.initialize(0)
+    return host
+
+
+def _target(**vals):
+    from moonpool.v1 import signals_pb2
+    return signals_pb2.Signals(signals=[signals_pb2.Signal(name=k, value=v) for k, v in vals.items()])
+
+
+def _run(host, t0, seconds, target, dt=10_000_000):
+    out = None
+    for k in range(round(seconds * 1e9 / dt)):
+        out = {s.port: s.message for s in host.step(t0 + k * dt, dt, {"target": target})}
+    return t0 + round(seconds * 1e9 / dt) * dt, out
+
+
+def test_component_grasps_lifts_and_the_load_carries_the_target():
+    wet = 9.80665 * (1 - 1025.0 / 2700.0)
+    host = _host()
+    arm = host.component
+    m_arm = sum(G.link_mass_kg) + G.cup_mass_kg
+    t, out = _run(host, 0, 0.5, _target(q1=0.0, q2=0.6, q3=-2.5))
+    assert out["wrench"].force_n.z == pytest.approx(m_arm * wet, rel=1e-3)
+    # approach: the cup onto the disc's top face (body frame), pump on
+    t, out = _run(host, t, 2.5, _target(x=0.689, y=0.0, z=0.795, duration_s=2.0, suction=1.0))
+    kinds = [e.kind for e in arm.cup.events]
+    assert kinds == ["attach"]
+    assert {s.name: s.value for s in out["suction"].signals}["attached"] == 1.0
+    # lift and hold: the reaction now carries the target's wet weight too
+    t, out = _run(host, t, 3.0, _target(x=0.689, y=0.0, z=0.6, duration_s=2.0, suction=1.0))
+    assert arm.cup.attached
+    assert out["wrench"].force_n.z == pytest.approx((m_arm + 0.2) * wet, rel=1e-2)
+    # the payload is not in the controller's model: a few mm of sag, no integral action
+    assert out["end_effector"].position_m.z == pytest.approx(0.6, abs=1e-2)
+    # release: the event is reported in that step's suction output
+    t, out = _run(host, t, 0.02, _target(x=0.689, y=0.0, z=0.6, duration_s=2.0, suction=0.0))
+    sig = {s.name: s.value for s in out["suction"].signals}
+    assert [e.kind for e in arm.cup.events] == ["attach", "release"] and sig["attached"] == 0.0
+    metrics = arm.terminate()
+    assert metrics["attach"] == 1 and metrics["release"] == 1 and metrics["pull_off"] == 0
+
+
+def test_component_refuses_an_unreachable_target_and_holds():
+    host = _host()
+    t, out = _run(host, 0, 0.1, _target(x=3.0, y=0.0, z=0.5))
+    sig = {s.name: s.value for s in out["joints"].signals}
+    assert sig["reachable"] == 0.0
+    assert host.component.metrics["refused_targets"] == 1
