@@ -77,6 +77,23 @@ def test_reaction_wrench_conserves_linear_momentum_on_a_free_base():
     assert np.linalg.norm(p_total) / peak_arm < 1e-6
 
 
+def test_feedforward_tracks_better_than_pd_with_the_base_fixed():
+    """benchmarks/arm_tracking.py tables it; here one 1 s move, gravity off."""
+    from moonpool.components.manipulation.arm import min_jerk
+    q0, q1 = ik(G, (0.40, -0.25, 0.30)), ik(G, (0.40, 0.25, 0.30))
+    rms = {}
+    for ctl in ("feedforward", "pd"):
+        sim = ArmSim(G, xml=mjcf(G, target=False), controller=ctl)
+        sim.set_q(q0)
+        e = []
+        for k in range(1000):
+            sim.command(*min_jerk(q0, q1, 1.0, k * 1e-3))
+            sim.substep()
+            e.append(np.linalg.norm(fk(G, sim.joint_state()[0]) - fk(G, min_jerk(q0, q1, 1.0, (k + 1) * 1e-3)[0])))
+        rms[ctl] = float(np.sqrt(np.mean(np.square(e))))
+    assert rms["feedforward"] < 0.5e-3 and rms["feedforward"] < 0.05 * rms["pd"]
+
+
 def _cup_sim(target_euler=(0.0, 0.0, 0.0), offset=(0.0, 0.0, 0.0)):
     q = np.array([0.0, -0.6, -math.pi / 2 + 0.6])  # forearm pointing down (+z)
     p = fk(G, q)
