@@ -6,7 +6,8 @@ peak reaction force, tracking error).
 
 Each step t → t + dt:
 
-1. Inputs. ``target`` (``Signals``, sample and hold): ``q1 q2 q3`` (rad, a joint
+1. Inputs. ``target`` (``Signals``, sample and hold; until its first message, the
+   row of the ``schedule`` parameter in force at t, if any): ``q1 q2 q3`` (rad, a joint
    target) or ``x y z`` (m, the cup centre in the **body** frame FRD; the mount
    offset is subtracted and the closed-form IK of ``arm.py`` applied), optional
    ``duration_s`` (time of the minimum-jerk move, default ``move_s``) and
@@ -37,7 +38,7 @@ explicit (one-step-delayed) coupling, with MuJoCo sub-steps h ≪ Δt inside. Th
 algebraic path in the loop is through the vehicle's acceleration: the arm's
 reaction contains −m_arm a_b, and a_b responds to it as 1/(m + m_A). Iterating this
 loop is a fixed-point map with gain m_arm/(m + m_A) (arm 4.8 kg against the HSV's
-≈ 100 kg + added mass: < 0.05), so the delayed coupling converges instead of
+60 kg + its added mass: < 0.08), so the delayed coupling converges instead of
 amplifying (the instability of explicit added-mass-like couplings needs a ratio ≥ 1).
 The rest of the loop (positions, velocities) is delayed by one Δt and is stable when
 Δt is well below the arm's closed-loop time constant (1/√K_p = 0.1 s with the
@@ -116,6 +117,9 @@ class ArmComponent(Component):
         position_tol_m: float = param(0.01, "suction position tolerance", unit="m")
         normal_tol_deg: float = param(10.0, "suction normal tolerance", unit="deg")
         pull_off_n: float = param(40.0, "suction pull-off force", unit="N")
+        schedule: Any = param([], "rows [t_s, x, y, z, duration_s, suction]: Cartesian "
+                              "targets (body FRD, m) from t_s on, used until a message "
+                              "arrives on the target input")
 
         def __post_init__(self) -> None:
             for k in ("mount_m", "q0_rad", "tau_max_nm", "target_m"):
@@ -126,6 +130,17 @@ class ArmComponent(Component):
                 if not getattr(self, k) > 0:
                     raise ParameterError(f"'{k}' must be > 0, got {getattr(self, k)}",
                                          fix=f"set {k} to a positive value")
+            rows = self.schedule
+            if not (isinstance(rows, (list, tuple)) and all(
+                    isinstance(r, (list, tuple)) and len(r) == 6
+                    and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in r)
+                    for r in rows)):
+                raise ParameterError(f"schedule must be a list of rows [t_s, x, y, z, "
+                                     f"duration_s, suction], got {rows!r}",
+                                     fix="e.g. schedule = [[1.0, 0.689, 0.0, 0.795, 2.0, 1]]")
+            if any(b[0] <= a[0] for a, b in zip(rows, rows[1:])):
+                raise ParameterError("schedule times must increase strictly",
+                                     fix="sort the schedule's rows by time")
             if self.controller not in ("feedforward", "pd"):
                 raise ParameterError(f"controller must be 'feedforward' or 'pd', got "
                                      f"{self.controller!r}", fix='controller = "feedforward"')
@@ -155,6 +170,7 @@ class ArmComponent(Component):
         self.move = (q0, q0, 0.0, start_time_ns)  # (from, to, duration s, start ns)
         self.last_target: tuple = ()
         self.pump = False
+        self.external_target = False
         self.reachable = True
         self.wrench = np.zeros(6)
         self.metrics = {"attach": 0, "release": 0, "pull_off": 0, "refused_targets": 0,
@@ -210,8 +226,24 @@ class ArmComponent(Component):
 
     # -- step ----------------------------------------------------------------------
 
+    def _scheduled(self, t_ns: int) -> Any:
+        row = None
+        for r in self.params.schedule:
+            if round(float(r[0]) * 1e9) <= t_ns:
+                row = r
+        if row is None:
+            return None
+        names = ("x", "y", "z", "duration_s", "suction")
+        return signals_pb2.Signals(signals=[signals_pb2.Signal(name=k, value=float(v))
+                                            for k, v in zip(names, row[1:])])
+
     def step(self, t_ns: int, dt_ns: int, inputs: Any) -> dict[str, Any]:
-        self._take_target(t_ns, inputs.get("target"))
+        target = inputs.get("target")
+        if target is not None:
+            self.external_target = True
+        if not self.external_target:
+            target = self._scheduled(t_ns)
+        self._take_target(t_ns, target)
         self._set_gravity(inputs.get("vehicle"))
         n = max(1, round(dt_ns * 1e-9 / self.params.substep_s))
         h_ns = dt_ns / n

@@ -217,3 +217,13 @@ def test_component_refuses_an_unreachable_target_and_holds():
     sig = {s.name: s.value for s in out["joints"].signals}
     assert sig["reachable"] == 0.0
     assert host.component.metrics["refused_targets"] == 1
+
+
+def test_component_schedule_drives_the_arm_and_bad_schedules_are_refused():
+    from moonpool.components.sdk.errors import ParameterError
+    host = _host({"schedule": [[0.0, 0.689, 0.0, 0.795, 1.5, 1.0]]})
+    for k in range(200):
+        host.step(k * 10_000_000, 10_000_000, {})
+    assert [e.kind for e in host.component.cup.events] == ["attach"]
+    with pytest.raises(ParameterError, match="schedule"):
+        _host({"schedule": [[0.0, 1.0, 2.0]]})
