@@ -227,3 +227,13 @@ def test_component_schedule_drives_the_arm_and_bad_schedules_are_refused():
     assert [e.kind for e in host.component.cup.events] == ["attach"]
     with pytest.raises(ParameterError, match="schedule"):
         _host({"schedule": [[0.0, 1.0, 2.0]]})
+
+
+@pytest.mark.parametrize("params,match", [({"controller": "torque"}, "controller"),
+                                          ({"l1_m": -0.1}, "l1_m"),
+                                          ({"mount_m": [0.4, 0.0]}, "mount_m")])
+def test_component_bad_parameters_are_named(params, match):
+    from moonpool.components.sdk.errors import ParameterError
+    with pytest.raises(ParameterError, match=match) as err:
+        _host(params)
+    assert err.value.fix
