@@ -4,11 +4,12 @@ pure PD, the vehicle held fixed (the arm's base welded to the world).
     python benchmarks/arm_tracking.py
 
 Moves: minimum-jerk joint trajectories between IK solutions of Cartesian points
-(arm frame A), durations 1 s and 3 s; no payload; MuJoCo sub-step 1 ms, semi-implicit Euler. Both controllers have the same
-K_p = 100 s⁻², K_v = 20 s⁻¹ (the PD's scaled by the nominal joint inertia) and the
-same torque limits; each move with the wet weight and with gravity off (the PD's
-error then is the dynamic lag alone). Error e = |FK(q) − FK(q_d)| (m) over the move and 1 s after
-it: RMS, maximum, and final. Prints a Markdown table (docs/arm.md).
+(arm frame A), durations 1 s and 3 s; no payload; MuJoCo sub-step 1 ms,
+semi-implicit Euler. Both controllers have the same K_p = 100 s⁻², K_v = 20 s⁻¹
+(the PD's scaled by the nominal joint inertia) and the same torque limits; each move
+with the wet weight and with gravity off (the PD's error then is the dynamic lag
+alone). Error e = |FK(q) − FK(q_d)| (m) over the move and 1 s after it: RMS,
+maximum, and final. Prints a Markdown table (docs/arm.md).
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ Inverse kinematics (eq. 2's branch q₃ ≤ 0: the elbow above the shoulder–cu
     q₂ = atan2(h, √(x² + y²)) − atan2(l₂ sin q₃, l₁ + l₂ cos q₃)          (3)
 
 The cup's outward normal is the forearm's axis, n = (cos(q₂+q₃) cos q₁,
-cos(q₂+q₃) sin q₁, −sin(q₂+q₃)) in A (straight down at q₂ + q₃ = −π/2): with three joints only the cup's position is
-commanded, its normal follows.
+cos(q₂+q₃) sin q₁, −sin(q₂+q₃)) in A (straight down at q₂ + q₃ = −π/2): with three
+joints only the cup's position is commanded, its normal follows.
 
 **Joint control.** Feed-forward (seed 003 eq. 4), a commanded joint acceleration::
 
@@ -256,8 +256,9 @@ class ArmSim:
 
     def __post_init__(self) -> None:
         if self.controller not in ("feedforward", "pd"):
-            raise ParameterError(f"controller must be 'feedforward' or 'pd', got {self.controller!r}",
-                                 fix="controller = \"feedforward\" or \"pd\"")
+            raise ParameterError(f"controller must be 'feedforward' or 'pd', got "
+                                 f"{self.controller!r}",
+                                 fix='controller = "feedforward" or "pd"')
         text = self.xml if self.xml is not None else mjcf(self.geometry)
         try:
             self.model = mujoco.MjModel.from_xml_string(text)

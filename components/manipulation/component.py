@@ -54,7 +54,7 @@ from typing import Any
 
 import numpy as np
 
-from moonpool.v1 import common_pb2, navigation_pb2, signals_pb2, vehicle_pb2
+from moonpool.v1 import navigation_pb2, signals_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
@@ -221,8 +221,8 @@ class ArmComponent(Component):
             return
         self.reachable = True
         q_now, _, _ = self._desired(t_ns)
-        self.move = (q_now, np.asarray(q_to, float), float(vals.get("duration_s", self.params.move_s)),
-                     t_ns)
+        duration = float(vals.get("duration_s", self.params.move_s))
+        self.move = (q_now, np.asarray(q_to, float), duration, t_ns)
 
     # -- step ----------------------------------------------------------------------
 

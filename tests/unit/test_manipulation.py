@@ -89,7 +89,8 @@ def test_feedforward_tracks_better_than_pd_with_the_base_fixed():
         for k in range(1000):
             sim.command(*min_jerk(q0, q1, 1.0, k * 1e-3))
             sim.substep()
-            e.append(np.linalg.norm(fk(G, sim.joint_state()[0]) - fk(G, min_jerk(q0, q1, 1.0, (k + 1) * 1e-3)[0])))
+            q_d = min_jerk(q0, q1, 1.0, (k + 1) * 1e-3)[0]
+            e.append(np.linalg.norm(fk(G, sim.joint_state()[0]) - fk(G, q_d)))
         rms[ctl] = float(np.sqrt(np.mean(np.square(e))))
     assert rms["feedforward"] < 0.5e-3 and rms["feedforward"] < 0.05 * rms["pd"]
 
@@ -175,7 +176,8 @@ def _host(extra: dict | None = None):
 
 def _target(**vals):
     from moonpool.v1 import signals_pb2
-    return signals_pb2.Signals(signals=[signals_pb2.Signal(name=k, value=v) for k, v in vals.items()])
+    return signals_pb2.Signals(signals=[signals_pb2.Signal(name=k, value=v)
+                                        for k, v in vals.items()])
 
 
 def _run(host, t0, seconds, target, dt=10_000_000):
