@@ -116,7 +116,7 @@ def run_filter(seed: int, T: float, checkpoints):
 
 
 def test_nees_and_nis_consistent_over_monte_carlo():
-    runs, T = 12, 120.0
+    runs, T = 8, 100.0
     checkpoints = set(range(250, int(T / DT) + 1, 250))  # every 5 s
     all_nees, nis_d, nis_p = [], [], []
     for seed in range(runs):
