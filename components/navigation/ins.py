@@ -348,6 +348,7 @@ class Ins(Component):
         p = self.p
         self.kf = ErrorStateKF(ImuNoise(p.accel_noise_density, p.gyro_noise_density, p.accel_bias_walk,
                                         p.gyro_bias_walk), p.gate_probability)
+        self.kf.p = np.array(p.initial_position_ned_m, float)  # published while aligning
         self.aligned = False
         self.align_f: list[np.ndarray] = []
         self.t_imu: int | None = None
