@@ -111,8 +111,11 @@ def read_public_key(path: str | Path) -> bytes:
     return _load(path)[1]
 
 
-def read_key_pair(path: str | Path) -> tuple[bytes, bytes]:
-    """(public, secret) from a secret key file ``NAME.key_secret``. Raises KeyFileError."""
+def read_key_pair(path: str | Path, *, allow_insecure_permissions: bool = False
+                  ) -> tuple[bytes, bytes]:
+    """(public, secret) from a secret key file ``NAME.key_secret``. Raises KeyFileError,
+    also when other users may read the file (group or other permission bits), unless
+    ``allow_insecure_permissions`` (then it warns)."""
     path, public, secret = _load(path)
     if secret is None:
         raise KeyFileError(
@@ -122,20 +125,37 @@ def read_key_pair(path: str | Path) -> tuple[bytes, bytes]:
         )
     mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        log.warning("%s: the secret key file is readable by other users (mode %o); "
+        if not allow_insecure_permissions:
+            raise KeyFileError(
+                f"{path}: the secret key file is open to other users (mode "
+                f"{stat.S_IMODE(mode):o}); anyone who can read it can impersonate this side",
+                fix=f"chmod 600 {path} (or, knowingly, --allow-insecure-key-permissions)")
+        log.warning("%s: the secret key file is open to other users (mode %o); "
                     "chmod 600 it", path, stat.S_IMODE(mode))
     return public, secret
 
 
-def read_allowed_keys(paths: Iterable[str | Path]) -> dict[bytes, str]:
+def read_allowed_keys(paths: Iterable[str | Path], *, allow_insecure_permissions: bool = False
+                      ) -> dict[bytes, str]:
     """The public keys allowed to connect: each path is a key file or a folder, of
     which every ``*.key`` file counts (secret files are skipped). {key: file name}.
-    Raises KeyFileError (also when no key is found at all)."""
+    Raises KeyFileError (also when no key is found at all, and when other users may
+    write into a folder -- they could add their own key -- unless
+    ``allow_insecure_permissions``)."""
     keys: dict[bytes, str] = {}
     given = list(paths)
     for p in given:
         p = Path(p).expanduser()
         if p.is_dir():
+            mode = stat.S_IMODE(p.stat().st_mode)
+            if mode & (stat.S_IWGRP | stat.S_IWOTH):
+                if not allow_insecure_permissions:
+                    raise KeyFileError(
+                        f"folder {p} (--allow) is writable by other users (mode {mode:o}): "
+                        "they could add their own key to it",
+                        fix=f"chmod 700 {p} (or, knowingly, --allow-insecure-key-permissions)")
+                log.warning("%s: the --allow folder is writable by other users (mode %o)",
+                            p, mode)
             files = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(PUBLIC_SUFFIX))
             if not files:
                 raise KeyFileError(f"folder {p} holds no public key file (*{PUBLIC_SUFFIX})",
@@ -165,11 +185,14 @@ def generate_keys(name: str, directory: str | Path = ".", *, force: bool = False
     if existing and not force:
         raise KeyFileError(f"{existing[0]} already exists",
                            fix="choose another name or --dir, or pass --force to replace it")
-    directory.mkdir(parents=True, exist_ok=True)
     for p in existing:
         p.unlink()
     old = os.umask(0o077)  # the secret file is never readable by others, not even briefly
     try:
+        if not directory.is_dir():
+            # 0700 whatever the umask: others must not drop keys into a key folder.
+            directory.mkdir(mode=0o700, parents=True)
+            os.chmod(directory, 0o700)
         pub, sec = zmq.auth.create_certificates(directory, name)
     finally:
         os.umask(old)
@@ -192,6 +215,7 @@ class ClientSecurity:
 
     @classmethod
     def from_files(cls, server_public: str | Path, client_secret: str | Path) -> ClientSecurity:
+        """Raises KeyFileError (also for a secret file other users may read)."""
         public, secret = read_key_pair(client_secret)
         return cls(public, secret, read_public_key(server_public))
 
@@ -238,9 +262,14 @@ class ServerSecurity:
         self._auth = None
 
     @classmethod
-    def from_files(cls, server_secret: str | Path, allowed: Iterable[str | Path]) -> ServerSecurity:
-        public, secret = read_key_pair(server_secret)
-        return cls(public, secret, read_allowed_keys(allowed))
+    def from_files(cls, server_secret: str | Path, allowed: Iterable[str | Path], *,
+                   allow_insecure_permissions: bool = False) -> ServerSecurity:
+        """Raises KeyFileError (also for a secret file other users may read, or an --allow
+        folder they may write, unless ``allow_insecure_permissions``)."""
+        public, secret = read_key_pair(server_secret,
+                                       allow_insecure_permissions=allow_insecure_permissions)
+        return cls(public, secret, read_allowed_keys(
+            allowed, allow_insecure_permissions=allow_insecure_permissions))
 
     @property
     def denied(self) -> int:

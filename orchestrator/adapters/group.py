@@ -221,7 +221,7 @@ class GroupMember(Adapter):
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         reply, _ = self._call("terminate", lc.Terminate(), timeout_s)
-        return metrics_from_json(reply.terminated.metrics_json)
+        return metrics_from_json(reply.terminated.metrics_json, self.name)
 
     def close(self) -> None:
         self.group.release(self.name)

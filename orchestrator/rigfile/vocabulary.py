@@ -161,6 +161,10 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
     Key("peer_timeout", duration(positive=False), "A spawned or served component ends its "
         "session after this long without hearing from the orchestrator; 0 disables. "
         "Otherwise longer than heartbeat_interval.", "10s"),
+    Key("max_message_bytes", {"type": "integer", "minimum": 1024, "maximum": 2**31 - 1},
+        "The largest frame (request, reply or image attachment), bytes, a process or remote "
+        "component may send or receive; a larger one closes the connection (a served "
+        "component needs the same --max-message-bytes). Default 16 MiB.", 16 * 2**20),
     Key("record", BOOLEAN, "Write the MCAP recording (the stream digest is computed "
         "either way).", True),
     Key("record_exclude", {"type": "array", "items": PORT_REF}, "Outputs "
