@@ -370,6 +370,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from moonpool.components.sdk.serve import escape_log_lines
+
+    escape_log_lines()  # remote text in a log line cannot forge lines or drive the terminal
     registered = getattr(args, "registered_command", None)
     if registered is not None:
         return registered.run(args)

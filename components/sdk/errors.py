@@ -233,3 +233,15 @@ class Interrupted(SimulationError):
 def describe_problems(problems: Sequence[Problem]) -> str:
     """Render problems one per line (for the CLI)."""
     return "\n".join(str(p) for p in problems)
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (newlines, ANSI/OSC escapes, other
+    control and format characters such as bidi overrides) written as its Python escape
+    (``\\n``, ``\\x1b``, ``\\u202e``): remote or user-given text that goes into a log
+    line, a terminal or summary.json can then neither forge lines nor drive the
+    terminal. Spaces stay."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+                   for c in text)

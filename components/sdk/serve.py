@@ -49,6 +49,7 @@ from .errors import (
     DEFAULT_FIX,
     ProtocolError,
     error_to_wire,
+    printable,
 )
 from .host import INITIALIZED, ComponentHost, Output
 from .wire import (
@@ -76,6 +77,27 @@ DEFAULT_PEER_TIMEOUT_S = 0.0
 
 class _Stop(Exception):
     pass
+
+
+class EscapingFilter(logging.Filter):
+    """A handler filter that escapes newlines and control characters in each record's
+    message (``errors.printable``): a peer-chosen instance name or error text cannot
+    forge a log line or drive the operator's terminal. Tracebacks are left alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        escaped = printable(message)
+        if escaped is not message:
+            record.msg, record.args = escaped, None
+        return True
+
+
+def escape_log_lines() -> None:
+    """Install ``EscapingFilter`` on every handler of the root logger (call after
+    ``logging.basicConfig``)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, EscapingFilter) for f in handler.filters):
+            handler.addFilter(EscapingFilter())
 
 
 def output_values(outputs: list[Output]) -> tuple[list[lc.PortValue], list[Any]]:
@@ -533,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         format=f"[{label} %(levelname)s] %(message)s",
         stream=sys.stderr,
     )
+    escape_log_lines()
     if args.parent_pid:
         _die_with_parent()
         if os.getppid() != args.parent_pid:  # parent died before prctl took effect

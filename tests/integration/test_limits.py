@@ -48,7 +48,8 @@ def served(tmp_path):
     log = tmp_path / "serve.log"
     with open(log, "w") as f:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "moonpool.orchestrator.cli", "serve", "faulty:Healthy",
+            [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
+             "faulty:Healthy",
              "--bind", "tcp://127.0.0.1:*", "--key", str(keys / "server.key_secret"),
              "--allow", str(keys / "orchestrator.key")],
             cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
@@ -210,3 +211,31 @@ def test_malformed_metrics_fail_the_run_cleanly(tmp_path, metrics_json):
     mcap = tmp_path / "out" / "recording.mcap"
     assert mcap.read_bytes().endswith(b"\x89MCAP0\r\n")  # finalised: footer and magic
     assert sum(1 for _ in read_recording(mcap)) > 0
+
+
+def test_a_forged_instance_name_cannot_forge_a_server_log_line(served):
+    """Issue 24, point 12: a newline in Configure.instance_name wrote a forged line."""
+    proc, endpoint, keys, log = served
+    forged = "c\n[x INFO] accepted a connection from the holder of admin.key"
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    ClientSecurity.from_files(keys / "server.key", keys / "orchestrator.key_secret").apply(sock)
+    sock.connect(endpoint)
+    try:
+        for rid, body, msg in ((1, "configure", lc.Configure(instance_name=forged)),
+                               (2, "terminate", lc.Terminate())):
+            req = lc.Request(protocol_version=1, request_id=rid)
+            getattr(req, body).CopyFrom(msg)
+            sock.send(wire.serialize(req))
+            assert sock.poll(10_000)
+            sock.recv()
+    finally:
+        sock.close(0)
+    deadline = time.monotonic() + 10
+    while "session ended" not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    lines = log.read_text().splitlines()
+    assert not any(line.startswith("[x INFO]") for line in lines), lines
+    assert any("c\\n[x INFO] accepted" in line for line in lines), lines

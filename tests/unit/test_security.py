@@ -141,3 +141,37 @@ def test_serve_refuses_an_open_secret_key(tmp_path, capsys):
     code = serve.main(["sources.constant_wrench", "--bind", "tcp://127.0.0.1:0",
                        "--key", str(sec), "--allow", str(pub)])
     assert code == 2 and "open to other users" in capsys.readouterr().err
+
+
+def test_refused_handshakes_are_rate_limited_in_the_log(caplog):
+    """Issue 24, point 12: one WARNING per refused handshake flooded the log."""
+    import logging
+
+    allow = security._AllowList({b"k" * 40: "admin.key"})
+    with caplog.at_level(logging.WARNING, logger="moonpool.security"):
+        for i in range(1000):
+            assert not allow.callback("moonpool", b"%040d" % i)
+    lines = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert allow.denied == 1000
+    assert len(lines) <= allow.LOG_BURST + 1, len(lines)
+    assert "counted, not logged" in lines[-1].getMessage()
+    allow._window_start -= allow.LOG_WINDOW_S  # the window ends: the count is told
+    with caplog.at_level(logging.WARNING, logger="moonpool.security"):
+        allow.callback("moonpool", b"x" * 40)
+    assert "refused 995 more connection(s)" in caplog.records[-2].getMessage()
+
+
+def test_log_lines_escape_newlines_and_control_characters():
+    import logging
+
+    from moonpool.components.sdk.errors import printable
+    from moonpool.components.sdk.serve import EscapingFilter
+
+    forged = "c\n[x INFO] accepted a connection from the holder of admin.key\x1b]0;pwn\x07"
+    assert printable(forged) == ("c\\n[x INFO] accepted a connection from the holder of "
+                                 "admin.key\\x1b]0;pwn\\x07")
+    record = logging.LogRecord("moonpool.serve", logging.INFO, __file__, 1,
+                               "%s: session ended (%s)", (forged, "terminated"), None)
+    assert EscapingFilter().filter(record)
+    text = logging.Formatter("[%(levelname)s] %(message)s").format(record)
+    assert "\n" not in text and "\x1b" not in text and text.endswith("(terminated)")
