@@ -39,6 +39,7 @@ from moonpool.components.sdk.errors import (
     ProtocolError,
     StepTimeout,
     error_from_wire,
+    remote_text,
 )
 from moonpool.components.sdk.security import ClientSecurity
 from moonpool.v1 import lifecycle_pb2 as lc
@@ -522,7 +523,7 @@ class RemoteAdapter(Adapter):
         self.times.add(time.perf_counter_ns() - self._t_sent)
         result = reply.step_result
         if result.finished:
-            self.finished = result.finished
+            self.finished = remote_text(result.finished, 500)
         return self._samples(result.outputs, frames)
 
     def _samples(self, values: Any, frames: list) -> list[Sample]:

@@ -239,3 +239,58 @@ def test_a_forged_instance_name_cannot_forge_a_server_log_line(served):
     lines = log.read_text().splitlines()
     assert not any(line.startswith("[x INFO]") for line in lines), lines
     assert any("c\\n[x INFO] accepted" in line for line in lines), lines
+
+
+# -- remote text (issue 24, point 8) -----------------------------------------------------
+
+
+class _BlamingSocket:
+    """A ROUTER socket that answers the third Step with an Error blaming another
+    component, its text full of terminal escapes."""
+
+    def __init__(self, sock: zmq.Socket) -> None:
+        self._sock, self._steps = sock, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
+
+    def send_multipart(self, frames, copy=True):
+        reply = lc.Reply.FromString(bytes(frames[-1]))
+        if reply.WhichOneof("body") == "step_result":
+            self._steps += 1
+            if self._steps == 3:
+                reply = lc.Reply(protocol_version=1, request_id=reply.request_id)
+                reply.error.code = lc.ERROR_CODE_STEP_FAILED
+                reply.error.component = "../../etc\x1b[2J"
+                reply.error.message = "boom\x1b]0;pwned\x07\n[INFO] all good\x1b[31m"
+                reply.error.fix = "relax\x1b[0m"
+                frames = [*frames[:-1], wire.serialize(reply)]
+        return self._sock.send_multipart(frames, copy=copy)
+
+
+def test_remote_error_text_is_sanitised_and_cannot_blame_another(tmp_path):
+    import json
+    import threading
+
+    from faulty import Healthy
+    from moonpool.components.sdk.serve import Server
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    server = Server(Healthy, "tcp://127.0.0.1:*", context=zmq.Context())
+    server.sock = _BlamingSocket(server.sock)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        rig = tmp_path / "rig.toml"
+        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
+        result = run_rig(load_and_check(rig), tmp_path / "out")
+    finally:
+        server.stop()
+        thread.join(5)
+    s = result.summary
+    assert s["status"] == "failed" and s["failed_component"] == "far", s
+    assert "'../../etc\\x1b[2J'" in s["error"] and "\\n[INFO] all good" in s["error"]
+    text = (tmp_path / "out" / "summary.json").read_text()
+    assert not any(ord(c) < 32 and c != "\n" for c in json.loads(text)["error"])
+    assert "\\u001b" not in text and "\x1b" not in text
