@@ -218,6 +218,16 @@ def cmd_run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = args.out or _fresh_dir(Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    try:  # before anything starts: a bad --out is bad input, not a crash mid-run
+        Path(out).mkdir(parents=True, exist_ok=True)
+        probe = Path(out) / ".moonpool-write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        print(f"error: --out {out}: cannot write a run folder there "
+              f"({exc.strerror or exc}) (fix: give --out a folder you may write, e.g. "
+              "runs/NAME)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     show = not args.quiet and sys.stderr.isatty()
     progress = Progress(rig.run.until_ns) if show else None
     if not args.quiet:

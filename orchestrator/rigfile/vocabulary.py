@@ -12,6 +12,7 @@ the section modules.
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ PLOT_KINDS = ("lines", "waterfall")
 
 SEED_LIMIT = 2**64
 MAX_RATE_HZ = 1_000_000_000
+MIN_RATE_HZ = Fraction(1, 10**9)
+"""The slowest rate: one step per 1e9 s (a period in ns must stay far from int64 limits)."""
 
 # ------------------------------------------------------------------ value schemas
 
