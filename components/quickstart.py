@@ -284,6 +284,6 @@ class DepthPid(Component):
         return {"wrench": wrench, "setpoint": sp}
 
     def terminate(self):
-        if self.n_err == 0:
+        if getattr(self, "n_err", 0) == 0:
             return {"depth_rmse_m": None, "samples": 0}
         return {"depth_rmse_m": math.sqrt(self.sq_err / self.n_err), "samples": self.n_err}

@@ -1,11 +1,13 @@
 """The ``moonpool`` command.
 
-    moonpool run RIG [--until S] [--seed N] [--out DIR] [--set K=V]... [--mode inproc|process]
-                     [--realtime [FACTOR]]
-    moonpool check RIG [--set K=V]... [--mode inproc|process] [--realtime [FACTOR]]
+    moonpool run RIG [--until T] [--seed N] [--out DIR [--force]] [--set K=V]...
+                     [--mode inproc|process] [--realtime [FACTOR]] [--strict-realtime]
+    moonpool check RIG [--until T] [--seed N] [--set K=V]... [--mode inproc|process]
+                       [--realtime [FACTOR]]
     moonpool serve ENTRY --bind ENDPOINT [--key SECRET --allow PUBLIC...] [--insecure]
     moonpool keys generate NAME [--dir DIR] [--force]
     moonpool describe ENTRY | --list
+    moonpool export RECORDING [--topics T...] [--format csv|parquet] --out DIR
     moonpool fmu build [--force]
     moonpool sweep RIG|SWEEP.toml [--grid K=v1,v2]... [--random K=DIST]... [--seeds N] ...
     moonpool sweep report DIR       (orchestrator/sweep/cli.py, docs/sweeps.md)
@@ -54,6 +56,19 @@ _REALTIME_HELP = ("pace the run to the wall clock: FACTOR simulated seconds per 
                   "(default 1; 0.5 = half speed); overrides run.realtime")
 
 
+def _until(text: str) -> float | str:
+    """``--until`` value: seconds (``20``, ``0.1``) or a duration with a unit (``"10s"``,
+    ``"2min"``), as in rig files; checked with the rig (orchestrator/timeparse.py)."""
+    try:
+        return float(text) if "." in text or "e" in text.lower() else int(text)
+    except ValueError:
+        return text
+
+
+_UNTIL_HELP = ("simulated time: seconds (20, 0.5) or a duration (10s, 250ms, 2min), as run.until; "
+               "0 sets up and initialises every component, then stops")
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="moonpool", description="Co-simulation of underwater robots.")
     p.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING (default), ERROR")
@@ -61,19 +76,31 @@ def _parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("run", help="run a rig")
     r.add_argument("rig", type=Path, help="rig file (TOML)")
-    r.add_argument("--until", type=float, metavar="S", help="simulated seconds (overrides run.until)")
+    r.add_argument("--until", type=_until, metavar="T", help=_UNTIL_HELP + " (overrides run.until)")
     r.add_argument("--seed", type=int, metavar="N", help="seed (overrides run.seed)")
-    r.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/RIG-TIME)")
+    r.add_argument("--out", type=Path, metavar="DIR", help="output folder (default runs/RIG-TIME); "
+                   "refused if it holds files, unless --force")
+    r.add_argument("--force", action="store_true",
+                   help="with --out: replace the run already in DIR (its recording, summary, "
+                   "plots/ and logs/)")
     r.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides",
                    help="override a rig key, e.g. components.pid.parameters.kp=80 (repeatable)")
     r.add_argument("--mode", choices=["inproc", "process"],
                    help="run every component in-process or each in its own process")
     r.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
                    help=_REALTIME_HELP)
+    r.add_argument("--live", nargs="?", const=8765, type=int, metavar="PORT",
+                   help="stream the run to Foxglove over WebSocket on PORT (default 8765; "
+                   "docs/live.md); needs the live extra")
+    r.add_argument("--strict-realtime", action="store_true",
+                   help="real time: a missed verdict (a tick later than run.realtime_tolerance) "
+                   "fails the run, exit 1 (sets run.realtime_strict; the HIL rigs set it)")
     r.add_argument("--quiet", action="store_true", help="no progress bar and no table")
 
     c = sub.add_parser("check", help="validate a rig without running it; list every problem")
     c.add_argument("rig", type=Path)
+    c.add_argument("--until", type=_until, metavar="T", help=_UNTIL_HELP)
+    c.add_argument("--seed", type=int, metavar="N", help="seed (overrides run.seed)")
     c.add_argument("--set", action="append", default=[], metavar="K=V", dest="overrides")
     c.add_argument("--mode", choices=["inproc", "process"])
     c.add_argument("--realtime", nargs="?", const=1.0, type=_factor, metavar="FACTOR",
@@ -97,6 +124,16 @@ def _parser() -> argparse.ArgumentParser:
     kg.add_argument("name", help="e.g. camera-pc or orchestrator")
     kg.add_argument("--dir", type=Path, default=Path("."), help="folder (default: here)")
     kg.add_argument("--force", action="store_true", help="replace an existing pair")
+
+    x = sub.add_parser("export", help="a recording's messages as tables: one CSV or Parquet "
+                       "file per topic (docs/recordings.md)")
+    x.add_argument("recording", type=Path, help="a run's recording.mcap")
+    x.add_argument("--topics", nargs="+", metavar="TOPIC",
+                   help="only these topics: /vehicle/state or vehicle.state (default: all)")
+    x.add_argument("--format", choices=["csv", "parquet"], default="csv",
+                   help="csv (default; needs nothing) or parquet (needs pyarrow: the data extra)")
+    x.add_argument("--out", type=Path, required=True, metavar="DIR",
+                   help="folder for the files (created; COMPONENT.PORT.csv per topic)")
 
     f = sub.add_parser("fmu", help="FMU tools")
     fsub = f.add_subparsers(dest="fmu_command", required=True, parser_class=_Parser)
@@ -192,8 +229,11 @@ class Progress:
 def _load(args) -> "object":
     from .rigfile import load_and_check
 
+    overrides = list(args.overrides)
+    if getattr(args, "strict_realtime", False):
+        overrides.append("run.realtime_strict=true")
     return load_and_check(
-        args.rig, args.overrides, until_s=getattr(args, "until", None),
+        args.rig, overrides, until_s=getattr(args, "until", None),
         seed=getattr(args, "seed", None), mode=args.mode,
         realtime=getattr(args, "realtime", None),
     )
@@ -208,9 +248,38 @@ def _fresh_dir(base: Path) -> Path:
     return out
 
 
+RUN_OUTPUTS = ("recording.mcap", "summary.json", "summary.json.tmp", "plots", "logs")
+"""What a run writes into its folder (and ``--force`` removes)."""
+
+
+def _prepare_out(out: Path, *, force: bool) -> str | None:
+    """Make ``--out`` ready: a folder that does not exist or is empty is used; one that
+    holds files is refused (a problem text, exit 2) unless ``force``, which removes
+    the outputs of the run in it (RUN_OUTPUTS; anything else stays)."""
+    if not out.exists():
+        return None
+    if not out.is_dir():
+        return f"--out {out} is a file, not a folder; give a folder name"
+    entries = list(out.iterdir())
+    if not entries:
+        return None
+    if not force:
+        held = ", ".join(sorted(e.name for e in entries)[:5]) + (", ..." if len(entries) > 5 else "")
+        return (f"--out {out} already holds files ({held}); a run there would mix with them "
+                f"(fix: give a fresh folder, or add --force to replace the run in {out})")
+    import shutil
+
+    for name in RUN_OUTPUTS:
+        path = out / name
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        elif path.exists() or path.is_symlink():
+            path.unlink()
+    return None
+
+
 def cmd_run(args) -> int:
     from .run import run_rig
-    from .summary import format_table
 
     try:
         rig = _load(args)
@@ -218,6 +287,11 @@ def cmd_run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     out = args.out or _fresh_dir(Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
+    if args.out is not None:
+        problem = _prepare_out(args.out, force=args.force)
+        if problem:
+            print(f"error: {problem}", file=sys.stderr)
+            return EXIT_BAD_INPUT
     try:  # before anything starts: a bad --out is bad input, not a crash mid-run
         Path(out).mkdir(parents=True, exist_ok=True)
         probe = Path(out) / ".moonpool-write-test"
@@ -235,15 +309,67 @@ def cmd_run(args) -> int:
                 if rig.run.realtime is not None else "")
         print(f"running {rig.path} until {rig.run.until_ns * 1e-9:g} s (seed {rig.run.seed}"
               f"{pace}) -> {out}", file=sys.stderr)
-    result = run_rig(rig, out, progress=progress)
+
+    def notify(text: str) -> None:
+        if text.startswith("drawing the plots") and not show:
+            return  # only for someone watching a terminal; what Ctrl-C does is always said
+        if progress is not None:
+            progress.done()
+        print(text, file=sys.stderr, flush=True)
+
+    live = None
+    if args.live is not None:
+        from .live import LiveView
+
+        try:
+            live = LiveView(args.live)
+        except RigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+        print(f"live view: ws://127.0.0.1:{live.port} (Foxglove: Open connection)",
+              file=sys.stderr, flush=True)
+    try:
+        result = run_rig(rig, out, progress=progress, notify=notify, live=live)
+    except KeyboardInterrupt:  # only outside the run's own handling (e.g. before it)
+        notify(f"interrupted (Ctrl-C); see {out}/summary.json if it was written")
+        return EXIT_FAILED
+    finally:
+        if live is not None:
+            live.close()
     if progress is not None:
         progress.done()
-    if not args.quiet:
-        print(format_table(result.summary))
-        print(f"outputs in {out}/ (summary.json, recording.mcap, plots/)")
-    if not result.ok:
-        print(f"error: run failed: {result.summary['error']}", file=sys.stderr)
+    # Everything is on disk: a Ctrl-C from now on would only cut the report short and
+    # end the process by the signal (exit -2, a traceback); the command ignores it
+    # until the process exits.
+    import signal
+
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
+    _report(result.summary, out, quiet=args.quiet)
     return result.exit_code
+
+
+def _report(summary: dict, out: Path, *, quiet: bool) -> None:
+    """What the terminal shows after a run: the table (not after a failure before
+    the first tick: it would be all zeros), where the outputs are, and the error once."""
+    from .summary import format_table
+
+    ok = summary["status"] == "ok"
+    if not quiet:
+        if ok or summary.get("ticks"):
+            print(format_table(summary, with_error=False))
+        print(f"outputs in {out}/ (summary.json"
+              + (", recording.mcap" if summary.get("recording") else "")
+              + (", plots/" if summary.get("plots") else "") + ")")
+    if not ok:
+        print(f"error: run failed: {summary['error']}", file=sys.stderr)
+    rt = summary.get("realtime") or {}
+    if rt.get("verdict") == "missed" and not rt.get("strict"):
+        from .realtime import verdict_line
+
+        print(verdict_line(rt), file=sys.stderr)  # the last line: loud
 
 
 def cmd_check(args) -> int:
@@ -362,6 +488,25 @@ def cmd_conformance(args) -> int:
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
+def cmd_export(args) -> int:
+    from moonpool.components.sdk.errors import MoonpoolError
+
+    from .export import export
+
+    if not args.recording.exists():
+        print(f"error: no recording at {args.recording} (fix: give a run's recording.mcap)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        paths = export(args.recording, args.out, args.format, args.topics)
+    except MoonpoolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    for path in paths:
+        print(path)
+    return EXIT_OK
+
+
 def cmd_fmu(args) -> int:
     import subprocess
 
@@ -391,7 +536,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return cmd_sweep(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
-               "fmu": cmd_fmu, "keys": cmd_keys, "conformance": cmd_conformance}
+               "fmu": cmd_fmu, "keys": cmd_keys, "conformance": cmd_conformance,
+               "export": cmd_export}
     return handler[args.command](args)
 
 

@@ -39,6 +39,7 @@ from matplotlib.figure import Figure
 
 from moonpool.components.sdk.errors import MoonpoolError
 
+from . import plotexpr
 from .recording import decode_recorded, read_recording
 from .rig import PlotSpec
 
@@ -242,46 +243,68 @@ def _parse_series(series: str) -> tuple[str, str] | None:
 
 
 def _spec_figure(spec: PlotSpec, topics: dict[str, _Topic], path: Path) -> None:
-    fig = _new_figure(2)
+    """A ``[[plots]]`` figure: its series (signals or expressions, plotexpr.py) against
+    time, or with ``kind = "xy"`` in pairs (x, y) as tracks (equal scales)."""
+    fig = _new_figure(2 if spec.kind == "time" else 4)
     ax = fig.subplots()
     arrays: dict[str, tuple[np.ndarray, dict[str, tuple[np.ndarray, str]]]] = {}
-    drawn = 0
-    for series in spec.series:
+    kinds: dict[str, str] = {}
+
+    def lookup(series: str) -> plotexpr.Signal:
         parsed = _parse_series(series)
         if parsed is None:
-            log.warning(
-                "plot '%s': series '%s' is not 'component.port:field.path'; skipped",
-                spec.title, series,
-            )
-            continue
+            raise _Skip(f"series '{series}' is not 'component.port:field.path'")
         topic_name, field_path = parsed
         topic = topics.get(topic_name)
         if topic is None:
-            log.warning(
-                "plot '%s': no messages on %s (series '%s'); skipped",
-                spec.title, topic_name, series,
-            )
-            continue
+            raise _Skip(f"no messages on {topic_name} (series '{series}')")
         if topic_name not in arrays:
             arrays[topic_name] = topic.arrays()
         t, columns = arrays[topic_name]
         column = columns.get(field_path)
         if column is None:
             known = ", ".join(list(columns)[:20])
-            log.warning(
-                "plot '%s': %s has no numeric field '%s' (fields: %s); skipped",
-                spec.title, topic_name, field_path, known,
-            )
-            continue
-        _draw(ax, t, column[0], column[1], label=series)
-        drawn += 1
+            raise _Skip(f"{topic_name} has no numeric field '{field_path}' (fields: {known})")
+        kinds[series] = column[1]
+        return t, column[0]
+
+    def signal(text: str) -> plotexpr.Signal | None:
+        try:
+            return plotexpr.evaluate(plotexpr.parse(text), lookup)
+        except (_Skip, ValueError) as exc:
+            log.warning("plot '%s': %s; skipped", spec.title, exc)
+            return None
+
+    drawn = 0
+    if spec.kind == "xy":
+        for x_text, y_text in zip(spec.series[0::2], spec.series[1::2]):
+            x, y = signal(x_text), signal(y_text)
+            if x is None or y is None:
+                continue
+            y_at_x = np.interp(x[0], y[0], y[1], left=np.nan, right=np.nan)
+            x_ref, y_ref = x_text.partition(":")[0], y_text.partition(":")[0]
+            label = y_ref if x_ref == y_ref and "(" not in y_ref else f"{y_text} vs {x_text}"
+            ax.plot(x[1], y_at_x, linewidth=1.0, label=label)
+            ax.plot(x[1][:1], y_at_x[:1], "o", color=ax.lines[-1].get_color(), markersize=4)
+            drawn += 1
+        ax.set_aspect("equal", adjustable="datalim")
+        if spec.xlabel:
+            ax.set_xlabel(spec.xlabel)
+    else:
+        for text in spec.series:
+            s = signal(text)
+            if s is None:
+                continue
+            kind = kinds.get(text, _NUMBER)  # an expression is a number
+            _draw(ax, s[0], s[1], kind, label=text)
+            drawn += 1
+        ax.set_xlabel("simulation time [s]")
     if drawn:
         ax.legend(fontsize=8, loc="best")
     else:
         ax.text(0.5, 0.5, "no data for " + ", ".join(spec.series), ha="center",
                 va="center", transform=ax.transAxes, fontsize=9, wrap=True)
     ax.set_title(spec.title)
-    ax.set_xlabel("simulation time [s]")
     if spec.ylabel:
         ax.set_ylabel(spec.ylabel)
     ax.grid(True, alpha=0.3)
@@ -353,6 +376,10 @@ def _waterfall_figure(spec: PlotSpec, recording: Path, path: Path) -> None:
     axes[0].set_ylabel("simulation time [s]")
     fig.suptitle(spec.title)
     fig.savefig(path)
+
+
+class _Skip(Exception):
+    """A series that cannot be drawn (logged, the others are)."""
 
 
 def slugify(title: str) -> str:

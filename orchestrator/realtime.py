@@ -380,3 +380,24 @@ class Pacer:
         fig.savefig(path, dpi=100)
         plt.close(fig)
         return path
+
+
+def verdict(lateness_ns: Any, tolerance_ns: int) -> dict[str, Any]:
+    """Did the run keep up with the wall clock? ``lateness_ns``: each tick's lateness
+    (ns, the pacer's ``lateness``); "met" when no tick started more than
+    ``tolerance_ns`` after its deadline, else "missed" (summary.json ``realtime``)."""
+    late = np.frombuffer(lateness_ns, dtype=np.int64) if not isinstance(
+        lateness_ns, np.ndarray) else lateness_ns
+    over = int((late > tolerance_ns).sum())
+    return {"verdict": "missed" if over else "met", "tolerance_us": tolerance_ns / 1e3,
+            "ticks_over_tolerance": over}
+
+
+def verdict_line(rt: dict[str, Any]) -> str:
+    """The loud line a missed verdict ends a run with."""
+    return (f"REAL TIME MISSED: {rt['ticks_over_tolerance']} of {rt['ticks']} ticks started "
+            f"more than {rt['tolerance_us'] / 1e3:g} ms late (lateness p50 "
+            f"{rt['lateness_p50_us'] / 1e3:.3g} ms, max {rt['lateness_max_us'] / 1e3:.3g} ms): "
+            "this run did not keep up with the wall clock; lower the factor (--realtime 0.5), "
+            "move slow components to their own process, or raise run.realtime_tolerance")
+

@@ -740,3 +740,14 @@ def recording_info(path: Path | str) -> RecordingInfo:
         if schema is not None:
             types[type_name] = bytes(schema.data)
     return RecordingInfo(topics, types, metadata, summary is not None)
+
+
+def read(path: Path | str, topics: Iterable[str] | None = None) -> dict[str, Any]:
+    """The recording as tables: ``{topic: pyarrow.Table}``, one row per message, time as
+    ``log_time_ns`` and ``t_s``, fields flattened with their protobuf names
+    (``position_ned_m.x``); ``.to_pandas()`` gives a DataFrame. Needs pyarrow (the
+    ``data`` extra). See :mod:`moonpool.orchestrator.export` and docs/recordings.md."""
+    from .export import read as read_tables
+
+    return read_tables(path, None if topics is None else list(topics))
+

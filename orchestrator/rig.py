@@ -132,9 +132,12 @@ class PlotSpec:
     """Signals to draw, each ``component.port:field.path`` (e.g. ``vehicle.state:position_ned_m.z``)."""
     ylabel: str = ""
     """Y axis label, with the unit."""
-    kind: str = "lines"
-    """"lines" (series against time) or "waterfall" (a row per message of each
-    series' ``[*]`` elements; orchestrator/plots.py)."""
+    kind: str = "time"
+    """``time``: every series against simulation time; ``xy``: the series are pairs
+    (x, y), each drawn as a track (e.g. east, north); ``waterfall``: an image per
+    series, a row per message of its ``[*]`` elements (orchestrator/plots.py)."""
+    xlabel: str = ""
+    """X axis label of an ``xy`` plot, with the unit."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,12 @@ class RunConfig:
     half speed), exact; None runs as fast as possible."""
     overrun: OverrunPolicy = "warn"
     """Real-time mode: what to do when a tick overruns its slot (warn, skip, abort)."""
+    realtime_tolerance_ns: int | None = None
+    """Real-time mode: how late (wall clock, ns) a tick may start for the run to count
+    as keeping up (``realtime.verdict`` "met"); None: one period of the fastest
+    component at the factor."""
+    realtime_strict: bool = False
+    """Real-time mode: a "missed" verdict fails the run (exit 1)."""
     realtime_priority: int = 0
     """Real-time mode: 0 steps at normal priority; 1-99 as a SCHED_FIFO thread of that
     priority (Linux; needs the right to)."""

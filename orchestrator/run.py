@@ -45,7 +45,7 @@ from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
 from .adapters.replay import ReplayAdapter
 from .execution import Execution
-from .realtime import IDLE_SLICE_S, Pacer
+from .realtime import IDLE_SLICE_S, Pacer, verdict, verdict_line
 from .recording import INITIALIZE_METADATA, Digest, Recorder
 from .rig import Rig
 
@@ -55,8 +55,11 @@ log = logging.getLogger("moonpool.run")
 class RunObserver:
     """Feeds every message to the digest and, when recording, to the MCAP file."""
 
-    def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = ()) -> None:
+    def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = (),
+                 live: Any = None) -> None:
         self.recorder = recorder
+        self.live = live  # orchestrator/live.py LiveView, or None (--live)
+        self._live: list[int] = []
         self.digest = Digest()
         self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
         # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
@@ -66,6 +69,8 @@ class RunObserver:
         recorded = self.recorder is not None and topic not in self._exclude
         channel = self.recorder.add_topic(topic, type_name, extra_schemas) if recorded else -1
         self._topics.append((Digest.topic_prefix(topic), channel))
+        if self.live is not None:
+            self._live.append(self.live.add_topic(topic, type_name, extra_schemas))
         return len(self._topics) - 1
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
@@ -73,6 +78,8 @@ class RunObserver:
         self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
         if channel >= 0:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
+        if self.live is not None:
+            self.live.write(self._live[index], log_time_ns, payload)
 
 
 @dataclass
@@ -195,6 +202,44 @@ def insecure_components(rig: Rig) -> list[str]:
             if c.placement == "remote" and not c.server_key and leaves_loopback(c.endpoint)]
 
 
+def _realtime_summary(rig: Rig, pacer: Pacer | None) -> dict[str, Any] | None:
+    """summary.json ``realtime``: the pacer's figures and the verdict against
+    ``run.realtime_tolerance`` (default: one period of the fastest component)."""
+    if pacer is None:
+        return None
+    tolerance = rig.run.realtime_tolerance_ns or pacer.period_wall_ns
+    return {**pacer.summary(), **verdict(pacer.lateness, tolerance),
+            "strict": rig.run.realtime_strict}
+
+
+def _sigint(handler: Any) -> None:
+    """Set the SIGINT handler (nothing when not on the main thread)."""
+    try:
+        signal.signal(signal.SIGINT, handler)
+    except ValueError:
+        pass
+
+
+def _draw_plots(rig: Rig, out_dir: Path, recording: Path | None, pacer: Pacer | None,
+                summary: dict[str, Any]) -> None:
+    """The PNG plots (from the recording, and the pacer's lateness); appended to
+    ``summary["plots"]`` as they are written. Only KeyboardInterrupt escapes."""
+    if recording is not None:
+        try:
+            from .plots import make_plots
+
+            paths = make_plots(recording, out_dir / "plots", rig.plots)
+            summary["plots"] += [str(p.relative_to(out_dir)) for p in paths]
+        except Exception as exc:  # noqa: BLE001 - plots must never lose a run
+            log.warning("plotting failed: %s", exc)
+    if pacer is not None and len(pacer.lateness):
+        try:
+            path = pacer.plot(out_dir / "plots" / "realtime_lateness.png")
+            summary["plots"].append(str(path.relative_to(out_dir)))
+        except Exception as exc:  # noqa: BLE001
+            log.warning("plotting the lateness failed: %s", exc)
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted("stopped by SIGTERM", fix="")
 
@@ -204,8 +249,21 @@ def run_rig(
     out_dir: Path,
     *,
     progress: Callable[[int], None] | None = None,
+    notify: Callable[[str], None] | None = None,
+    live: Any = None,
 ) -> RunResult:
-    """Run a validated rig; write recording.mcap, summary.json and plots/ in out_dir."""
+    """Run a validated rig; write recording.mcap, summary.json and plots/ in out_dir.
+
+    ``notify`` receives what a person waiting at the terminal should read (what a
+    Ctrl-C does, that plots are being drawn); default: the log at WARNING level.
+
+    Interrupts: the first Ctrl-C (or SIGTERM) stops the run; the components are shut
+    down, the recording closed and summary.json written (status "failed", ``error``
+    "interrupted ...", ``interrupted`` true) **before** any plot is drawn, and again
+    after the plots. A Ctrl-C while plotting skips the remaining plots (the summary
+    says so); nothing an interrupt does can lose summary.json.
+    """
+    say = notify or (lambda text: log.warning("%s", text))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     recording_path = out_dir / "recording.mcap"
@@ -217,7 +275,7 @@ def run_rig(
             foxglove_images=rig.run.foxglove_images,
         )
         recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
-    observer = RunObserver(recorder, rig.run.record_exclude)
+    observer = RunObserver(recorder, rig.run.record_exclude, live)
     insecure = insecure_components(rig)
     for name in insecure:
         log.warning("INSECURE: component '%s' at %s is reached WITHOUT authentication or "
@@ -234,6 +292,7 @@ def run_rig(
     except ValueError:  # not the main thread
         pass
     status, error, failed_component = "ok", None, None
+    interrupted = False
     execution: Execution | None = None
     pacer: Pacer | None = None
     adapters: dict[str, Adapter] = {}
@@ -268,18 +327,19 @@ def run_rig(
                 if pacer is not None:
                     pacer.close()
         except KeyboardInterrupt as exc:
+            say("Ctrl-C: stopping the components and closing the recording; summary.json "
+                "is written next, then the plots (press Ctrl-C again to skip the plots)")
             raise Interrupted("interrupted by the user (Ctrl-C)") from exc
     except (SimulationError, ComponentError, RigError) as exc:
         status, error = "failed", str(exc)
         failed_component = getattr(exc, "component", None) or None
-        log.error("run failed: %s", exc)
+        interrupted = isinstance(exc, Interrupted)
+        log.info("run failed: %s", exc)  # the caller reports it (once)
     except MoonpoolError as exc:
         status, error = "failed", str(exc)
     finally:
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-        if old_int is not None:
-            signal.signal(signal.SIGINT, old_int)
         shutdown_problems: list[str] = []
         if execution is not None:
             try:
@@ -293,6 +353,7 @@ def run_rig(
         if recorder is not None:
             recorder.close()
         shutil.rmtree(sock_dir, ignore_errors=True)
+    _sigint(signal.SIG_IGN)  # until summary.json is on disk
     wall = time.perf_counter() - wall0
     sim_ns = execution.time_ns if execution is not None else 0
     if status == "ok" and shutdown_problems:
@@ -327,27 +388,45 @@ def run_rig(
         "components": components,
         "metrics": execution.metrics if execution is not None else {},
         "digest": observer.digest.hexdigest(),
-        "realtime": pacer.summary() if pacer is not None else None,
+        "realtime": _realtime_summary(rig, pacer),
         "recording": recording_path.name if recorder is not None else None,
         "plots": [],
+        "provenance": summary_mod.provenance(rig.path, rig.source_text),
     }
     if insecure:
         summary["insecure"] = insecure
     if execution is not None and getattr(execution, "t0_warnings", None):
         summary["warnings"] = list(execution.t0_warnings)  # t0 inputs that cannot be given
-    if recorder is not None and rig.run.plots:
+    rt = summary["realtime"]
+    if rt and rt["verdict"] == "missed" and rig.run.realtime_strict and summary["status"] == "ok":
+        summary["status"] = "failed"
+        summary["error"] = (verdict_line(rt) + " (fix: the rig sets run.realtime_strict = true "
+                            "or --strict-realtime was given: a missed deadline fails the run)")
+    if interrupted:
+        summary["interrupted"] = True
+    summary_path = out_dir / "summary.json"
+    # Written before plotting, so that no interrupt while drawing can lose it.
+    summary_mod.write_summary(summary_path, summary)
+    # Nothing to draw from a run that failed before its first message (and no
+    # "skipped" warnings about it).
+    draw = recorder is not None and rig.run.plots and bool(summary["messages"])
+    if draw or (pacer is not None and rig.run.plots and len(pacer.lateness)):
+        say(f"drawing the plots into {out_dir / 'plots'} (Ctrl-C skips them; "
+            "summary.json is already written)")
+        _sigint(signal.default_int_handler)
         try:
-            from .plots import make_plots
-
-            paths = make_plots(recording_path, out_dir / "plots", rig.plots)
-            summary["plots"] = [str(p.relative_to(out_dir)) for p in paths]
-        except Exception as exc:  # noqa: BLE001 - plots must never lose a run
-            log.warning("plotting failed: %s", exc)
-    if pacer is not None and rig.run.plots and len(pacer.lateness):
-        try:
-            path = pacer.plot(out_dir / "plots" / "realtime_lateness.png")
-            summary["plots"].append(str(path.relative_to(out_dir)))
-        except Exception as exc:  # noqa: BLE001
-            log.warning("plotting the lateness failed: %s", exc)
-    summary_mod.write_summary(out_dir / "summary.json", summary)
+            _draw_plots(rig, out_dir, recording_path if draw else None, pacer, summary)
+        except KeyboardInterrupt:
+            say("plots skipped (Ctrl-C); summary.json says so")
+            summary["plots_skipped"] = "interrupted by the user (Ctrl-C)"
+            summary["interrupted"] = True
+            if summary["status"] == "ok":
+                summary["status"] = "failed"
+                summary["error"] = ("interrupted by the user (Ctrl-C) while drawing the plots; "
+                                    "the simulation had completed: recording.mcap and the "
+                                    "digest are whole")
+        _sigint(signal.SIG_IGN)  # a Ctrl-C now must not stop the rewrite
+        summary_mod.write_summary(summary_path, summary)
+    if old_int is not None:
+        signal.signal(signal.SIGINT, old_int)
     return RunResult(summary, out_dir)

@@ -14,6 +14,8 @@ The summary is a plain dict, in this order::
                       (orchestrator/realtime.py, Pacer.summary)
     components        {name: {steps, p50_us, p99_us, max_us, placement, ...}}
     metrics           {name: {key: value}}  (what each component reported at terminate)
+    provenance        moonpool version, git commit (from a checkout), the rig's sha256,
+                      Python and dependency versions (:func:`provenance`)
 
 JSON has no NaN or infinity: they are written as ``null``.
 """
@@ -58,6 +60,50 @@ def write_summary(path: Path, summary: Mapping[str, Any]) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text + "\n", encoding="utf-8")
     os.replace(tmp, path)
+
+
+PROVENANCE_PACKAGES = ("numpy", "scipy", "protobuf", "pyzmq", "mcap", "fmpy", "matplotlib")
+"""The dependencies whose versions summary.json records (they can change the numbers)."""
+
+
+def provenance(rig_path: Path, rig_text: str) -> dict[str, Any]:
+    """What produced a run: moonpool's version, the git commit (and whether the
+    checkout had changes) when moonpool runs from a checkout, the rig file's sha256
+    (as on disk) and that of the text run (after --set overrides), Python and the
+    versions of :data:`PROVENANCE_PACKAGES`."""
+    import hashlib
+    import platform
+    import subprocess
+    from importlib import metadata
+
+    def version(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    out: dict[str, Any] = {"moonpool": version("moonpool")}
+    checkout = Path(__file__).resolve().parent.parent
+    git = {}
+    if (checkout / ".git").exists():
+        try:
+            def run(*args: str) -> str:
+                return subprocess.run(["git", "-C", str(checkout), *args], capture_output=True,
+                                      text=True, timeout=5, check=True).stdout.strip()
+            git = {"commit": run("rev-parse", "HEAD"),
+                   "dirty": bool(run("status", "--porcelain", "--untracked-files=no"))}
+        except (OSError, subprocess.SubprocessError):
+            git = {}
+    out["git"] = git or None
+    try:
+        file_hash = hashlib.sha256(Path(rig_path).read_bytes()).hexdigest()
+    except OSError:
+        file_hash = None
+    out["rig_file_sha256"] = file_hash
+    out["rig_text_sha256"] = hashlib.sha256(rig_text.encode()).hexdigest()
+    out["python"] = platform.python_version()
+    out["packages"] = {name: version(name) for name in PROVENANCE_PACKAGES}
+    return out
 
 
 def step_stats_us(durations_ns: Sequence[int] | np.ndarray) -> dict[str, float]:
@@ -114,8 +160,11 @@ def _flatten(prefix: str, value: Any, out: list[tuple[str, str]]) -> None:
         out.append((prefix, _value(value)))
 
 
-def format_table(summary: Mapping[str, Any]) -> str:
-    """The report printed at the end of a run (plain text, no trailing newline)."""
+def format_table(summary: Mapping[str, Any], *, with_error: bool = True) -> str:
+    """The report printed at the end of a run (plain text, no trailing newline).
+
+    After a failure the digest is left out (it is that of a stream cut short; the
+    summary keeps it); ``with_error=False`` leaves the error line to the caller."""
     status = summary.get("status", "?")
     digest = summary.get("digest") or ""
     rtf = summary.get("real_time_factor")
@@ -125,8 +174,9 @@ def format_table(summary: Mapping[str, Any]) -> str:
         f"wall {_num(summary.get('wall_time_s'), '.3f')} s",
         f"RTF {_num(rtf, '.2f')}" + ("x" if _num(rtf, ".2f") != "-" else ""),
         f"ticks {_num(summary.get('ticks'), 'd')}",
-        f"digest {digest[:16] or '-'}",
     ]
+    if status == "ok":
+        head.append(f"digest {digest[:16] or '-'}")
     lines = ["  ".join(head)]
     rt = summary.get("realtime")
     if rt:
@@ -136,6 +186,8 @@ def format_table(summary: Mapping[str, Any]) -> str:
             f"  max {_num(rt.get('lateness_max_us'), '.1f')} µs  overruns "
             f"{_num(rt.get('overruns'), 'd')} ({rt.get('overrun_policy', '?')})"
             + (f"  re-anchored {rt['reanchors']}x" if rt.get("reanchors") else "")
+            + (f"  verdict {rt['verdict']} (tolerance {_num(rt.get('tolerance_us'), 'g')} µs)"
+               if rt.get("verdict") else "")
         )
 
     components: Mapping[str, Any] = summary.get("components") or {}
@@ -175,6 +227,6 @@ def format_table(summary: Mapping[str, Any]) -> str:
     if status == "terminated" and term:
         lines += ["", f"terminated by {term['component']} at t = {term['time_s']:g} s: "
                   f"{term['reason']}"]
-    elif status != "ok" or summary.get("error"):
+    elif with_error and (status != "ok" or summary.get("error")):
         lines += ["", f"error: {summary.get('error') or 'unknown error'}"]
     return "\n".join(lines)

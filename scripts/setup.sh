@@ -31,7 +31,13 @@ want=$(cat pyproject.toml | sha256sum | cut -d' ' -f1)
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   echo "setup: installing moonpool${extras} and its dependencies into .venv" >&2
   .venv/bin/python -m pip install --quiet --upgrade pip >&2
-  .venv/bin/python -m pip install --quiet -e ".${extras}" >&2
+  # setuptools prints a "!!" warning block on every editable install (its meta path
+  # finder, harmless here: the package folders are mapped explicitly); leave it out,
+  # keep everything else pip says (pipefail keeps pip's exit status).
+  .venv/bin/python -m pip install --quiet -e ".${extras}" 2>&1 \
+    | awk '/BuildBackendWarning: Editable installation/ {skip = 1}
+           !skip {print}
+           skip && /with strategy, WheelFile/ {skip = 0}' >&2
   echo "$want" > "$stamp"
 fi
 # The FMUs moonpool ships (fmus/build/*.fmu), rebuilt only when their sources change.

@@ -170,30 +170,48 @@ class CameraDevice(Component):
         frame_id: str = param("", "frame_id of the image headers (empty: the instance name, "
                                   "as the simulated overhead camera)")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Encodings, pacing, sizes, times, and that the source exists (also by ``moonpool check``)."""
         if params.encoding not in ENCODINGS:
-            raise ParameterError(f"encoding '{params.encoding}' is not supported", component=name,
+            raise ParameterError(f"encoding '{params.encoding}' is not supported",
                                  fix=f"use one of {', '.join(ENCODINGS)}")
         if params.pacing not in PACINGS:
             raise ParameterError(f"pacing '{params.pacing}' is not one of {', '.join(PACINGS)}",
-                                 component=name, fix="use 'wall' (live) or 'step' (replay)")
+                                 fix="use 'wall' (live) or 'step' (replay)")
         if params.width < 0 or params.height < 0:
-            raise ParameterError("width and height must be >= 0", component=name,
+            raise ParameterError("width and height must be >= 0",
                                  fix="give the image size in pixels, or 0 for the source's")
         for key in ("fps", "exposure_s"):
             v = getattr(params, key)
             if not (math.isfinite(v) and v >= 0):
-                raise ParameterError(f"{key} must be >= 0, got {v}", component=name,
+                raise ParameterError(f"{key} must be >= 0, got {v}",
                                      fix=f"give {key} >= 0 (0: automatic / the source's)")
         for key in ("first_frame_timeout_s", "stale_timeout_s"):
             v = getattr(params, key)
             if not (math.isfinite(v) and v > 0):
-                raise ParameterError(f"{key} must be > 0, got {v}", component=name,
+                raise ParameterError(f"{key} must be > 0, got {v}",
                                      fix=f"give {key} in seconds")
         if params.fourcc and len(params.fourcc) != 4:
             raise ParameterError(f"fourcc must have 4 characters, got '{params.fourcc}'",
-                                 component=name, fix="e.g. MJPG or YUYV, or leave it empty")
+                                 fix="e.g. MJPG or YUYV, or leave it empty")
+        src = params.source
+        text = os.path.normpath(str(src))
+        if not src.exists():  # a device: only that its path exists (nothing is opened)
+            if text.startswith("/dev/"):
+                raise ParameterError(f"source: camera device {text} does not exist",
+                                     fix="plug the camera in and check its path (ls /dev/video*; "
+                                         "v4l2-ctl --list-devices)")
+            raise ParameterError(f"source: camera source {text} does not exist (no such file or "
+                                 "folder)",
+                                 fix="give /dev/videoN, a video file or a folder of images "
+                                     "(relative paths start at the rig file's folder); the "
+                                     "HIL rigs' video is made by scripts/record_pool_video.py "
+                                     "(docs/devices.md)")
+
+    def configure(self, params: Parameters) -> None:
+        self.check_parameters(params)
+        name = self.name
         self.params = params
         self.source: _Source | None = None
         self._thread: threading.Thread | None = None

@@ -35,6 +35,7 @@ import logging
 import math
 import threading
 import time
+from pathlib import Path
 from dataclasses import dataclass
 from typing import Any
 
@@ -431,20 +432,31 @@ class McuBridge(Component):
                                          "send the newest that has arrived)", unit="s")
         frame_id: str = param("body", "frame_id of the wrench header")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Port, baud rate and timeouts; that the port exists, nothing opened (also by ``moonpool check``)."""
         if not params.port.strip():
-            raise ParameterError("port is empty", component=name,
+            raise ParameterError("port is empty",
                                  fix="set port to the MCU's serial device, e.g. /dev/ttyACM0")
         if params.baudrate <= 0:
-            raise ParameterError(f"baudrate must be > 0, got {params.baudrate}", component=name,
+            raise ParameterError(f"baudrate must be > 0, got {params.baudrate}",
                                  fix="e.g. 115200")
         for key, positive in (("link_timeout_s", True), ("open_timeout_s", True),
                               ("reply_wait_s", False)):
             v = getattr(params, key)
             if not (math.isfinite(v) and (v > 0 if positive else v >= 0)):
                 raise ParameterError(f"{key} must be {'> 0' if positive else '>= 0'}, got {v}",
-                                     component=name, fix=f"give {key} in seconds")
+                                     fix=f"give {key} in seconds")
+        if "://" not in params.port and not Path(params.port).exists():
+            raise ParameterError(
+                f"port: the MCU's serial port {params.port} does not exist",
+                fix="connect the MCU (ls /dev/serial/by-id/) and give its path as port; "
+                    "without hardware, start the emulator (python -m "
+                    "moonpool.components.bridges.mcu_emulator --pty) and give the path it prints")
+
+    def configure(self, params: Parameters) -> None:
+        self.check_parameters(params)
+        name = self.name
         specs = thrusters_from_profile(params.profile, name)
         if len(specs) > MAX_THRUSTERS:
             raise ParameterError(f"the profile has {len(specs)} thrusters; the MCU protocol "

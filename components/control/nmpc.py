@@ -460,6 +460,8 @@ class Nmpc(StateInput, Component):
         return {"wrench": make_wrench(self.header(t_ns, "body"), self.command)}
 
     def terminate(self):
+        if not hasattr(self, "failures"):  # never initialised
+            return {}
         period_ms = self.period_ns * 1e-6
         out: dict[str, Any] = {"solves": len(self.solve_s), "failures": self.failures,
                                "iteration_limit": self.iteration_limit, "period_ms": period_ms}

@@ -277,6 +277,8 @@ class WorldFramePid(StateInput, Component):
         return {"wrench": make_wrench(self.header(t_ns, "body"), self.command)}
 
     def terminate(self):
+        if not hasattr(self, "steps"):  # never initialised
+            return {}
         return {"steps": self.steps, "saturated_steps": self.saturated_steps,
                 "integral": {a: ax.integral for a, ax in zip(AXES, self.axes)} if self.steps else {}}
 

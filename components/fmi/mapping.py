@@ -18,6 +18,7 @@ changed.
 from __future__ import annotations
 
 import ctypes
+import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,6 +84,12 @@ class Plan:
     """(variable, value): the profile's parameters, then start_values (which win)."""
 
 
+log = logging.getLogger("moonpool.fmi")
+
+QUATERNION = "moonpool.v1.Quaternion"
+_warned: set[tuple[str, str, str]] = set()
+
+
 def plan(p: FmuParameters) -> Plan:
     """Open the FMU's model description and check the whole mapping (no binary loaded)."""
     fmu = Path(p.fmu)
@@ -90,7 +97,44 @@ def plan(p: FmuParameters) -> Plan:
     inputs = tuple(_port_plans(fmu, p.inputs, "inputs", model.variables))
     outputs = tuple(_port_plans(fmu, p.outputs, "outputs", model.variables))
     start = _start_values(fmu, p, model)
+    for pp in outputs:
+        for problem in unset_required_fields(pp):
+            if (str(fmu), pp.port.name, problem) not in _warned:  # once per process
+                _warned.add((str(fmu), pp.port.name, problem))
+                log.warning("FMU %s: outputs.%s: %s", fmu.name, pp.port.name, problem)
     return Plan(model, inputs, outputs, start)
+
+
+def unset_required_fields(pp: PortPlan) -> list[str]:
+    """What an output mapping leaves at a default that is not a valid value: a
+    ``Quaternion`` field none or only some of whose w, x, y, z are mapped stays
+    (0, 0, 0, 0) or a non-unit quaternion — not a rotation — in every message."""
+    if pp.signals:
+        return []
+    mapped = {b.path for b in pp.bindings}
+    out = []
+
+    def walk(desc: Any, prefix: tuple[str, ...]) -> None:
+        for fd in desc.fields:
+            if fd.cpp_type != FieldDescriptor.CPPTYPE_MESSAGE or fd.is_repeated:
+                continue
+            path = (*prefix, fd.name)
+            if fd.message_type.full_name == QUATERNION:
+                have = [c for c in "wxyz" if (*path, c) in mapped]
+                if len(have) < 4:
+                    dotted = ".".join(path)
+                    unset = ", ".join(f"{dotted}.{c}" for c in "wxyz" if c not in have)
+                    out.append(f"{dotted} is {'only partly' if have else 'not'} mapped: "
+                               f"{unset} stay 0 in every message, which is not a rotation "
+                               f"(consumers reading {dotted} get garbage); map all of "
+                               f"{dotted}.w/x/y/z to the FMU's quaternion, or publish a type without "
+                               "one (moonpool.v1.Signals) if the model has no attitude "
+                               "(docs/messages.md)")
+            elif fd.message_type.full_name != "moonpool.v1.Header":
+                walk(fd.message_type, path)
+
+    walk(pp.port.type.DESCRIPTOR, ())
+    return out
 
 
 def _port_plans(fmu: Path, spec: Any, what: str,

@@ -73,13 +73,25 @@ class OverheadCamera(Component):
                                           unit="m")
         ripple_wavelength_m: float = param(0.25, "mean ripple wavelength", unit="m")
 
-    def configure(self, params: Parameters) -> None:
-        self.params = params
-        size = None
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Image size, exposure time, and the setup file (exists and parses; also by
+        ``moonpool check``)."""
         if params.image_width or params.image_height:
             if params.image_width < 16 or params.image_height < 16:
                 raise ParameterError("image_width and image_height must both be given (>= 16)",
-                                     component=self.name, fix="give both, or neither")
+                                     fix="give both, or neither")
+        if params.exposure_s < 0:
+            raise ParameterError("exposure_s must be >= 0",
+                                 fix="give the exposure time in seconds, or 0")
+        if params.setup_file:
+            setup_from_param(params.setup_file, "")
+
+    def configure(self, params: Parameters) -> None:
+        self.check_parameters(params)
+        self.params = params
+        size = None
+        if params.image_width or params.image_height:
             size = (params.image_width, params.image_height)
         setup = setup_from_param(params.setup_file, self.name, size)
         size = size or setup.image_size or (1280, 720)
@@ -90,9 +102,6 @@ class OverheadCamera(Component):
             read_noise_dn=params.read_noise_dn, shot_noise_dn=params.shot_noise_dn,
             blur_sigma_px=params.blur_sigma_px, ripple_amplitude_m=params.ripple_amplitude_m,
             ripple_wavelength_m=params.ripple_wavelength_m)
-        if params.exposure_s < 0:
-            raise ParameterError("exposure_s must be >= 0", component=self.name,
-                                 fix="give the exposure time in seconds, or 0")
         try:
             self.renderer = Renderer(setup, opts, size)
         except ValueError as exc:

@@ -113,21 +113,26 @@ class Localizer(Component):
         max_rms_m: float = param(0.02, "largest RMS corner residual of a consistent fit",
                                  unit="m")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Method, mounts, decimation, water, and the setup file (also by ``moonpool check``)."""
         if params.method not in ("refraction", "pinhole"):
             raise ParameterError(f"method must be 'refraction' or 'pinhole', got {params.method!r}",
-                                 component=self.name, fix="set method to refraction or pinhole")
+                                 fix="set method to refraction or pinhole")
         if len(params.pressure_mount_xyz_m) != 3 or len(params.imu_mount_rpy_rad) != 3:
             raise ParameterError("pressure_mount_xyz_m and imu_mount_rpy_rad take 3 values each",
-                                 component=self.name, fix="give [x, y, z] and [roll, pitch, yaw]")
+                                 fix="give [x, y, z] and [roll, pitch, yaw]")
         if not params.acquire_decimate >= 1:
             raise ParameterError(f"acquire_decimate must be >= 1, got {params.acquire_decimate}",
-                                 component=self.name,
                                  fix="e.g. 3 (coarse search first), or 1 to search whole frames "
                                  "at quad_decimate only")
         if not (params.rho_kgpm3 > 0 and params.g > 0):
-            raise ParameterError("rho_kgpm3 and g must be > 0", component=self.name,
+            raise ParameterError("rho_kgpm3 and g must be > 0",
                                  fix="e.g. rho_kgpm3 = 997 (fresh water), g = 9.80665")
+        setup_from_param(params.setup_file, "")  # exists and parses
+
+    def configure(self, params: Parameters) -> None:
+        self.check_parameters(params)
         self.params = params
         self.setup = setup_from_param(params.setup_file, self.name)
         try:

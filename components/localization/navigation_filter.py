@@ -462,7 +462,9 @@ class NavigationFilter(Component):
         return msg
 
     def terminate(self):
-        f = self.f
+        f = getattr(self, "f", None)
+        if f is None:  # never initialised
+            return {}
         return {"applied": dict(f.applied), "rejected": dict(f.rejected), "refused": dict(self.refused),
                 "too_late": self.too_late, "resets": f.resets, "yaw_resets": f.yaw_resets}
 

@@ -5,6 +5,10 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
 
     describe()                          any time: ports and parameters (after configure,
                                         the ports of this instance; see ``ports_for``)
+    check_parameters(params)            classmethod, just before configure, and alone in
+                                        ``moonpool check``: what can be checked without
+                                        starting anything (ranges, choices, files that
+                                        must exist; of a device, that its path exists)
     configure(params)                   once: params is the validated Parameters instance
     initialize(start_time_ns)           once: may return initial outputs (valid at start);
                                         with ``initial_inputs = True``:
@@ -18,6 +22,13 @@ A component that reaches the end of what it can simulate (an FMU that requests
 termination) calls ``self.finish(reason)`` inside ``step`` and returns that step's
 outputs as usual: they are recorded, and the orchestrator ends the run cleanly after
 that instant (status "terminated", exit 0; StepResult.finished on the wire).
+
+``terminate`` may come straight after ``configure``, with no ``initialize``: when the
+run fails before this component was initialised (another component's initialize
+raised, a device did not answer). It must then release what ``configure`` acquired
+and not reach for state that ``initialize`` builds; the host ignores the metrics
+(and any error) of a component that was never initialised, and never calls
+``terminate`` on one that was not configured (``host.py``).
 
 Before ``configure`` is called the host sets ``self.name`` (instance name from the
 rig), ``self.seed`` (execution seed) and ``self.period_ns``.
@@ -172,8 +183,26 @@ class Component:
         """Advance from ``t_ns`` to ``t_ns + dt_ns``; return this step's outputs."""
         raise NotImplementedError(f"{type(self).__name__} does not implement step()")
 
+    @classmethod
+    def check_parameters(cls, params: Any) -> None:
+        """Refuse bad parameters without starting anything: raise ``ParameterError``.
+
+        Call order: after the Parameters instance is built (its types checked), before
+        ``configure`` — by the host, and by ``moonpool check``, which calls nothing
+        else of the component. Put here every check that needs no resource: ranges,
+        choices (``trajectory = "elipse"``), files that must exist and parse (a setup
+        file); a component that opens a device checks only that its path exists (the
+        device may be busy or asleep at check time). ``configure`` may then assume
+        them. The message names the parameter; the host and the check add the
+        component's name.
+        """
+        return None
+
     def terminate(self) -> Mapping[str, float] | None:
-        """Release resources; optionally return the run's metrics (JSON-able numbers)."""
+        """Release resources; optionally return the run's metrics (JSON-able numbers).
+
+        Also called when ``initialize`` never ran (the module docstring): do not assume
+        the state it builds."""
         return None
 
     # -- helpers ---------------------------------------------------------------

@@ -5,12 +5,21 @@ Call order (enforced; anything else raises LifecycleError)::
 
     describe()                       any time; after configure it describes the
                                      instance's ports (Component.ports_for)
-    configure(Configure)             CREATED -> CONFIGURED
+    configure(Configure)             CREATED -> CONFIGURED (Parameters built, then the
+                                     class's check_parameters, ports_for, configure)
     initialize(start_time_ns)        CONFIGURED -> INITIALIZED; returns initial outputs
     step(t_ns, dt_ns, inputs[, parameters])
                                      INITIALIZED, t increasing; returns outputs; the
                                      tunable ``parameters`` (name, value) are set first
     terminate()                      any state -> TERMINATED (idempotent); returns metrics
+
+terminate() reaches the component only once it was configured: never configured, the
+object is not called at all; configured but never initialised (a run that failed
+before this component's initialize) or failed, its terminate runs so it can release
+what configure acquired (a device, an FMU instance), but its metrics and any error
+it raises are ignored. Only after initialize do its metrics count and does an error
+in its terminate fail the run. A component's terminate should therefore not assume
+that initialize ran (``Component.terminate``).
 
 A component that raises moves the host to FAILED: only describe and terminate are
 then accepted. Outputs are checked against the declared ports and stamped: the
@@ -21,6 +30,7 @@ counter, so sequence numbers are identical in every process layout.
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -29,6 +39,8 @@ from typing import Any
 from google.protobuf.message import DecodeError, Message
 
 from moonpool.v1 import lifecycle_pb2 as lc
+
+_log = logging.getLogger("moonpool.host")
 
 from . import wire
 from .component import Attached, Component
@@ -121,6 +133,7 @@ class ComponentHost:
         self.component.period_ns = int(msg.period_ns)
         # Ports that depend on the parameters: the class hook first, then whatever
         # configure sets on the instance.
+        self._call("configure", cls.check_parameters, params)
         inputs, outputs = self._call("configure", cls.ports_for, params)
         self.tunable = tuple(self._call("configure", cls.tunable_for, params))
         self.component.inputs = tuple(inputs)
@@ -192,15 +205,21 @@ class ComponentHost:
     def terminate(self) -> dict[str, float]:
         if self.state == TERMINATED:
             return self.metrics
-        was_ok = self.state in (CONFIGURED, INITIALIZED)
-        self.state = TERMINATED
-        if not was_ok:
-            # Never configured (nothing to release) or failed: still give the
-            # component a chance to release resources, but ignore its metrics.
+        state, self.state = self.state, TERMINATED
+        if state == CREATED:
+            # Never configured: the object has no parameters, nothing was acquired;
+            # calling into it would reach half-built state.
+            return {}
+        if state != INITIALIZED:
+            # Configured but never initialised (the run failed before this component's
+            # initialize) or failed: the component may release what it acquired, but
+            # there was no run to report on, so its metrics are ignored, and so is an
+            # error from it (it would only hide the failure that stopped the run).
             try:
                 self.component.terminate()
-            except Exception:  # noqa: BLE001 - already failed; terminate must not mask it
-                pass
+            except Exception as exc:  # noqa: BLE001 - terminate must not mask the failure
+                _log.debug("%s: terminate after %s raised %r (ignored)", self.name,
+                           _STATE_NAMES.get(state, state), exc)
             return {}
         result = self._call("terminate", self.component.terminate)
         self.metrics = _check_metrics(result, self.name)

@@ -113,6 +113,23 @@ def read_public_key(path: str | Path) -> bytes:
     return _load(path)[1]
 
 
+def read_public_server_key(path: str | Path) -> bytes:
+    """The server's public key from a rig's ``server_key`` file, refusing a file that
+    holds a secret key: the orchestrator needs only the server's public key, and a
+    secret key must not leave the machine it belongs to. Raises KeyFileError."""
+    path, public, secret = _load(path)
+    if secret is not None:
+        text = str(path)
+        public_name = Path(text[: -len("_secret")] if text.endswith(SECRET_SUFFIX) else text).name
+        raise KeyFileError(
+            f"{path} holds a secret key; server_key must be the server's public key only",
+            fix=f"give {public_name} (the public half, written beside it by `moonpool keys "
+            f"generate`) and keep {path.name} on the server; if this was your own secret, it "
+            "belongs in client_key",
+        )
+    return public
+
+
 def read_key_pair(path: str | Path, *, allow_insecure_permissions: bool = False
                   ) -> tuple[bytes, bytes]:
     """(public, secret) from a secret key file ``NAME.key_secret``. Raises KeyFileError,
@@ -214,12 +231,16 @@ class ClientSecurity:
     public_key: bytes
     secret_key: bytes
     server_key: bytes
+    client_public_file: str = ""
+    """The public half of the client key as a file name (``NAME.key``), for messages."""
 
     @classmethod
     def from_files(cls, server_public: str | Path, client_secret: str | Path) -> ClientSecurity:
         """Raises KeyFileError (also for a secret file other users may read)."""
         public, secret = read_key_pair(client_secret)
-        return cls(public, secret, read_public_key(server_public))
+        text = str(client_secret)
+        name = text[: -len("_secret")] if text.endswith(SECRET_SUFFIX) else text
+        return cls(public, secret, read_public_server_key(server_public), name)
 
     def apply(self, sock: zmq.Socket) -> None:
         sock.curve_secretkey = self.secret_key

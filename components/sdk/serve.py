@@ -112,6 +112,13 @@ def output_values(outputs: list[Output]) -> tuple[list[lc.PortValue], list[Any]]
     return values, frames
 
 
+def _say(text: str) -> None:
+    """A line for whoever watches ``moonpool serve`` (stderr, with the wall-clock time);
+    control characters escaped (it may hold a peer-chosen instance name)."""
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {printable(text)}", file=sys.stderr,
+          flush=True)
+
+
 class Server:
     """Serves one component class, or several (a process group), on a bound ROUTER
     socket (see the module docstring)."""
@@ -178,6 +185,10 @@ class Server:
             return self.host.name
         return "group(" + ",".join(self.hosts) + ")"
 
+    sessions = 0
+    """Sessions begun so far (a Configure from a new peer starts one)."""
+    session_t0 = 0.0
+
     def _new_session(self) -> None:
         self.hosts = {
             key: ComponentHost(f(), base_dir=self.base_dir) for key, f in self.factories.items()
@@ -189,6 +200,9 @@ class Server:
 
     def _end_session(self, why: str) -> None:
         log.info("%s: session ended (%s)", self.name, why)
+        if self.peer is not None:
+            _say(f"session {self.sessions} ended after "
+                 f"{time.monotonic() - self.session_t0:.1f} s: {why}")
         self._terminate_all()
         if self.once:
             raise _Stop
@@ -281,6 +295,11 @@ class Server:
         if body not in ("describe", "heartbeat"):
             if self.peer is None and body == "configure":
                 self.peer = identity
+                self.session_t0 = time.monotonic()
+                self.sessions += 1
+                _say(f"session {self.sessions} started: "
+                     f"{req.instance or req.configure.instance_name} configured by an "
+                     f"orchestrator (seed {req.configure.seed})")
             elif self.peer != identity:
                 err = ProtocolError(
                     "this component is serving another orchestrator" if self.peer

@@ -14,6 +14,7 @@ e_y, e_z, e_3d in m and e_yaw in rad) for plots.
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass
 from typing import Any
@@ -92,25 +93,31 @@ class StationKeeping(Component):
         window_end_s: float = param(60.0, "end of the late-hold window", unit="s")
         count: int = param(0, "use only the first COUNT setpoints (0 = all of them); for short runs")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Setpoint rows, trial and window lengths, count (also by ``moonpool check``)."""
         rows = params.setpoints
         if not (isinstance(rows, (list, tuple)) and rows and all(
                 isinstance(r, (list, tuple)) and len(r) == 4 and all(
                     isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
                     for v in r) for r in rows)):
             raise ParameterError(f"setpoints must be a non-empty list of rows [x_m, y_m, z_m, yaw_deg], got {rows!r}",
-                                 component=self.name, fix="e.g. setpoints = [[0, 0, 1, 0], [0.5, 0, 1, 90]]")
+                                 fix="e.g. setpoints = [[0, 0, 1, 0], [0.5, 0, 1, 90]]")
         if not params.trial_s > 0:
-            raise ParameterError(f"trial_s must be > 0, got {params.trial_s}", component=self.name,
+            raise ParameterError(f"trial_s must be > 0, got {params.trial_s}",
                                  fix="give the time per setpoint in seconds, e.g. 60")
         if not 0 <= params.window_start_s < params.window_end_s <= params.trial_s:
             raise ParameterError(
                 f"the window [{params.window_start_s}, {params.window_end_s}] s must lie inside the "
-                f"{params.trial_s} s trial and have a positive length", component=self.name,
+                f"{params.trial_s} s trial and have a positive length",
                 fix="set 0 <= window_start_s < window_end_s <= trial_s")
         if params.count < 0:
-            raise ParameterError(f"count must be >= 0, got {params.count}", component=self.name,
+            raise ParameterError(f"count: must be >= 0, got {params.count}",
                                  fix="0 scores every setpoint")
+
+    def configure(self, params: Parameters) -> None:
+        self.check_parameters(params)
+        rows = params.setpoints
         self.p = params
         n = len(rows) if params.count == 0 else min(params.count, len(rows))
         self.poses = [(np.array(r[:3], dtype=float), math.radians(r[3])) for r in rows[:n]]
@@ -142,7 +149,8 @@ class StationKeeping(Component):
         return out
 
     def terminate(self):
-        return t1_summary(self.trials)
+        trials = getattr(self, "trials", None)
+        return t1_summary(trials) if trials is not None else {}
 
 
 class TrajectoryTracking(Component):
@@ -171,21 +179,28 @@ class TrajectoryTracking(Component):
         settle_s: float = param(15.0, "hold at the start point before the reference moves", unit="s")
         tail_s: float = param(0.0, "keep scoring this long after the reference stops", unit="s")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Trajectory name, centre, sizes and durations (also by ``moonpool check``)."""
         if params.trajectory not in T2_TRAJECTORIES:
-            raise ParameterError(f"unknown trajectory {params.trajectory!r}", component=self.name,
-                                 fix=f"choose one of {', '.join(T2_TRAJECTORIES)}")
+            close = difflib.get_close_matches(params.trajectory, T2_TRAJECTORIES, n=1)
+            hint = f"did you mean '{close[0]}'? " if close else ""
+            raise ParameterError(f"trajectory: unknown trajectory {params.trajectory!r}",
+                                 fix=f"{hint}choose one of {', '.join(T2_TRAJECTORIES)}")
         if len(params.center) != 3:
             raise ParameterError(f"center must be [x_m, y_m, z_m], got {params.center!r}",
-                                 component=self.name, fix="e.g. center = [0, 0, 1]")
+                                 fix="e.g. center = [0, 0, 1]")
         for name in ("size_m", "speed_mps"):
             if not getattr(params, name) > 0:
                 raise ParameterError(f"{name} must be > 0, got {getattr(params, name)}",
-                                     component=self.name, fix=f"give a positive {name}")
+                                     fix=f"give a positive {name}")
         for name in ("settle_s", "tail_s", "heave_m"):
             if getattr(params, name) < 0:
                 raise ParameterError(f"{name} must be >= 0, got {getattr(params, name)}",
-                                     component=self.name, fix=f"give {name} >= 0")
+                                     fix=f"give {name} >= 0")
+
+    def configure(self, params: Parameters) -> None:
+        self.check_parameters(params)
         self.p = params
         self.ref = t2_reference(params.trajectory, tuple(map(float, params.center)),
                                 params.size_m, params.speed_mps, params.heave_m)
@@ -219,6 +234,8 @@ class TrajectoryTracking(Component):
         return out
 
     def terminate(self):
+        if not hasattr(self, "errors"):  # never initialised: nothing was scored
+            return {}
         result = t2_summary(np.array(self.errors), self.p.trajectory)
         # False when the run stopped before the reference did: the figures cover part of it.
         result["complete"] = bool(self.reached_end)

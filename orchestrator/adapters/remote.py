@@ -113,7 +113,9 @@ class LinkMonitor:
                | zmq.EVENT_HANDSHAKE_SUCCEEDED | zmq.EVENT_HANDSHAKE_FAILED_AUTH
                | zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL)
 
-    def __init__(self, sock: zmq.Socket, endpoint: str, *, secure: bool, name: str) -> None:
+    def __init__(self, sock: zmq.Socket, endpoint: str, *, secure: bool, name: str,
+                 client_public_file: str = "") -> None:
+        self.client_public_file = client_public_file
         self.endpoint = endpoint
         self.secure = secure
         self.name = name
@@ -153,6 +155,10 @@ class LinkMonitor:
             else:
                 self._fail(kind, value)
 
+    def _client_public_file(self) -> str:
+        """The public half of the rig's client_key, as the user named it."""
+        return self.client_public_file or "ORCHESTRATOR.key"
+
     def _fail(self, kind: int, value: int) -> None:
         where = self.endpoint
         if kind == zmq.EVENT_HANDSHAKE_FAILED_AUTH:
@@ -160,7 +166,8 @@ class LinkMonitor:
                 f"the server at {where} refused this orchestrator's key (ZAP status {value})",
                 component=self.name,
                 fix="start the server with --allow naming the public half of client_key "
-                "(e.g. --allow keys/orchestrator.key), or give the rig the client_key it allows",
+                f"(--allow {self._client_public_file()}), or give the rig the client_key it "
+                "allows",
             )
         mismatch = kind == zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL and value == getattr(
             zmq, "PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH", 0x11000002)
@@ -260,7 +267,9 @@ class RemoteAdapter(Adapter):
             socket_setup(self.sock)
         self.link: LinkMonitor | None = None
         if self.placement == "remote":  # (process children are ours, on an ipc path)
-            self.link = LinkMonitor(self.sock, endpoint, secure=security is not None, name=name)
+            self.link = LinkMonitor(self.sock, endpoint, secure=security is not None, name=name,
+                                    client_public_file=security.client_public_file
+                                    if security is not None else "")
         try:
             self.sock.connect(endpoint)
         except zmq.ZMQError as exc:

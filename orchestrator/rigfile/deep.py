@@ -60,6 +60,8 @@ def deep_check(
             params = _check_parameters(report, comp, classes[comp.name].cls)
             if comp.name in scenario_targets and params is not None:
                 tunable[comp.name] = _tunable(report, comp, classes[comp.name].cls, params)
+            if params is not None and comp.placement != "remote":
+                params = _component_checks(report, comp, classes[comp.name].cls, params)
             ports = _ports(report, comp, classes[comp.name], params)
             if ports is None:
                 del classes[comp.name]  # its ports are unknown: skip checks that need them
@@ -82,7 +84,10 @@ def deep_check(
                        "output", "name an output")
         for j, plot in enumerate(rig.plots):
             for k, series in enumerate(plot.series):
-                if series.partition(":")[0] == ref:
+                from .. import plotexpr
+
+                if any(leaf.partition(":")[0] == ref
+                       for leaf in plotexpr.leaves(plotexpr.parse(series))):
                     report.add(f"plots[{j}].series[{k}]", f"{ref} is in run.record_exclude, so the "
                                "recording has nothing to plot; remove one of them")
     return report.problems[start:]
@@ -302,6 +307,23 @@ def _check_parameters(report: Report, comp: ComponentConfig, cls: type[Component
     return None
 
 
+def _component_checks(report: Report, comp: ComponentConfig, cls: type[Component],
+                      params: Any) -> Any:
+    """The class's own ``check_parameters`` (ranges, choices, files, device paths),
+    as its host runs it before configure; the Parameters, or None with a problem.
+    Not for a remote component: its files and devices are where it is served."""
+    key = f"components.{comp.name}.parameters"
+    try:
+        cls.check_parameters(params)
+    except ParameterError as exc:
+        report.add(key, f"{exc.message}; {exc.fix}" if exc.fix else exc.message)
+        return None
+    except Exception as exc:  # noqa: BLE001 - a component's own bug, reported not raised
+        report.add(key, f"{comp.entry}.check_parameters failed: {type(exc).__name__}: {exc}")
+        return None
+    return params
+
+
 def _type_hints(params_cls: type) -> dict[str, Any]:
     try:
         return typing.get_type_hints(params_cls)
@@ -426,18 +448,56 @@ def _find_port(
 def _check_plot(
     report: Report, plot: PlotSpec, key: str, classes: Mapping[str, _Loaded]
 ) -> None:
-    """Each series names an output port and a numeric field of its message."""
-    for j, series in enumerate(plot.series):
-        ref, _, path = series.partition(":")
-        component, _, port_name = ref.partition(".")
-        if component not in classes:
-            continue
-        port = _find_port(
-            report, f"{key}.series[{j}]", component, port_name, classes[component], "output",
-            "plot the output it is connected from",
-        )
-        if port is None:
-            continue
-        problem = field_problem(port.type.DESCRIPTOR, path, waterfall=plot.kind == "waterfall")
-        if problem:
-            report.add(f"{key}.series[{j}]", f"{ref} carries {port.type_name}: {problem}")
+    """Each signal of each series names an output port and a numeric field of its
+    message; one unit per axis (units read from the fields' names)."""
+    from .. import plotexpr
+
+    units: dict[int, dict[str, str]] = {0: {}, 1: {}}  # axis -> unit -> a signal with it
+    for j, expression in enumerate(plot.series):
+        axis = j % 2 if plot.kind == "xy" else 1
+        for series in plotexpr.leaves(plotexpr.parse(expression)):
+            unit = _unit_of(series.partition(":")[2])
+            if unit:
+                units[axis].setdefault(unit, series)
+            _check_signal(report, key, j, series, classes, plot.kind == "waterfall")
+    for axis, found in units.items():
+        if len(found) > 1:
+            which = "x" if axis == 0 else "y"
+            listed = ", ".join(f"{u} ({s})" for u, s in found.items())
+            report.add(f"{key}.series", f"one {which} axis would carry {listed}: one unit per "
+                       "axis; split them into separate [[plots]]")
+
+
+_UNITS = ("m", "mps", "mps2", "rad", "radps", "radps2", "deg", "n", "nm", "pa", "s", "hz",
+          "kgpm3", "degc")
+
+
+def _unit_of(path: str) -> str:
+    """The unit a field path names (``position_ned_m.z`` -> m, ``yaw_rad`` -> rad,
+    ``signals[traction_n].value`` -> n), or ""."""
+    import re
+
+    words = re.split(r"[.\[\]]+", path)
+    for word in reversed(words):
+        suffix = word.rpartition("_")[2] if "_" in word else ""
+        if suffix in _UNITS:
+            return suffix
+    return ""
+
+
+def _check_signal(report: Report, key: str, j: int, series: str,
+                  classes: Mapping[str, _Loaded], waterfall: bool = False) -> None:
+    """One signal ``COMPONENT.PORT:FIELD``: an output port and a numeric field."""
+    ref, _, path = series.partition(":")
+    component, _, port_name = ref.partition(".")
+    if component not in classes:
+        return
+    port = _find_port(
+        report, f"{key}.series[{j}]", component, port_name, classes[component], "output",
+        "plot the output it is connected from",
+    )
+    if port is None:
+        return
+    problem = field_problem(port.type.DESCRIPTOR, path, waterfall=waterfall)
+    if problem:
+        report.add(f"{key}.series[{j}]", f"{ref} carries {port.type_name}: {problem}")

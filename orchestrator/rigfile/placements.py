@@ -17,7 +17,11 @@ from pathlib import Path
 from typing import Any
 
 from moonpool.components.sdk.errors import KeyFileError
-from moonpool.components.sdk.security import leaves_loopback, read_key_pair, read_public_key
+from moonpool.components.sdk.security import (
+    leaves_loopback,
+    read_key_pair,
+    read_public_server_key,
+)
 
 from ..rig import Schedule
 from . import values
@@ -73,8 +77,15 @@ def security_of(
     if "insecure" in spec:
         insecure = bool(values.boolean(report, f"{key}.insecure", spec["insecure"]))
     paths: dict[str, Path | None] = {"server_key": None, "client_key": None}
-    examples = {"server_key": '"keys/camera-pc.key" (the public key of the server)',
-                "client_key": '"keys/orchestrator.key_secret" (this side\'s secret key)'}
+    # Examples named after this rig's files: the folder of a key it gives, the component.
+    given_key = next((spec[k] for k in ("server_key", "client_key")
+                      if isinstance(spec.get(k), str) and spec[k].strip()), "")
+    folder = str(Path(given_key).parent) if given_key and Path(given_key).parent != Path(".") else "keys"
+    component = key.rpartition(".")[2]
+    examples = {"server_key": f'"{folder}/{component}.key" (the public key of the machine '
+                              f'serving {component}: `moonpool keys generate {component}` there)',
+                "client_key": f'"{folder}/orchestrator.key_secret" (this side\'s secret key: '
+                              '`moonpool keys generate orchestrator` here)'}
     for k in paths:
         if k not in spec:
             continue
@@ -88,7 +99,7 @@ def security_of(
             path = base_dir / path
         try:
             if k == "server_key":
-                read_public_key(path)
+                read_public_server_key(path)
             else:
                 read_key_pair(path)
         except KeyFileError as exc:

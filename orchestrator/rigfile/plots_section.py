@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from .. import plotexpr
 from ..rig import PlotSpec
 from . import values
 from .connections_section import array_of_tables, unknown_component
@@ -35,9 +36,16 @@ def plots(report: Report, value: Any, names: Sequence[str]) -> tuple[list[PlotSp
             title = values.string(report, f"{key}.title", spec["title"], required=True)
         series = _series_list(report, f"{key}.series", spec.get("series"), names)
         ylabel = values.string(report, f"{key}.ylabel", PLOT.value(spec, "ylabel"))
+        xlabel = values.string(report, f"{key}.xlabel", PLOT.value(spec, "xlabel"))
         kind = values.choice(report, f"{key}.kind", PLOT.value(spec, "kind"), PLOT_KINDS)
-        if title and series and ylabel is not None and kind:
-            out.append(PlotSpec(title=title, series=tuple(series), ylabel=ylabel, kind=kind))
+        if kind == "xy" and series and len(series) % 2:
+            report.add(f"{key}.series", f"kind = \"xy\" takes the series in pairs (x, y); "
+                       f"got {len(series)}: give an even number, e.g. [\"vehicle.state:"
+                       "position_ned_m.y\", \"vehicle.state:position_ned_m.x\"] (east, north)")
+            series = None
+        if title and series and ylabel is not None and xlabel is not None and kind:
+            out.append(PlotSpec(title=title, series=tuple(series), ylabel=ylabel, kind=kind,
+                                xlabel=xlabel))
             keys.append(key)
     return out, keys
 
@@ -52,8 +60,20 @@ def _series_list(report: Report, key: str, value: Any, names: Sequence[str]) -> 
             key, f"expected a non-empty array of COMPONENT.PORT:FIELD strings like {example}"
         )
         return None
-    ok = [_series(report, f"{key}[{j}]", s, names) for j, s in enumerate(value)]
+    ok = [_expression(report, f"{key}[{j}]", s, names) for j, s in enumerate(value)]
     return list(value) if all(ok) else None
+
+
+def _expression(report: Report, key: str, value: Any, names: Sequence[str]) -> bool:
+    """A signal or an expression of signals (orchestrator/plotexpr.py)."""
+    if not isinstance(value, str):
+        return _series(report, key, value, names)
+    try:
+        node = plotexpr.parse(value)
+    except ValueError as exc:
+        report.add(key, str(exc))
+        return False
+    return all([_series(report, key, leaf, names) for leaf in plotexpr.leaves(node)])
 
 
 def _series(report: Report, key: str, value: Any, names: Sequence[str]) -> bool:

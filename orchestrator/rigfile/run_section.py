@@ -79,9 +79,13 @@ def run_config(
             f"{kind_of(priority)} {priority!r}",
         )
         priority = d.realtime_priority
+    tolerance = get("realtime_tolerance")
+    tolerance_ns = (None if tolerance == "period" else
+                    values.duration(report, "run.realtime_tolerance", tolerance, positive=True))
+    strict = values.boolean(report, "run.realtime_strict", get("realtime_strict"))
     safe_stop = _safe_stop(report, get("safe_stop"), names)
     return RunConfig(
-        until_ns=until_ns or 0,
+        until_ns=until_ns or 0,  # 0: set up and initialise, step nothing
         seed=d.seed if seed is None else seed,
         algorithm=algorithm or d.algorithm,  # type: ignore[arg-type]
         order=order,
@@ -94,6 +98,8 @@ def run_config(
         plots=d.plots if plots is None else plots,
         realtime=realtime,
         overrun=overrun or d.overrun,  # type: ignore[arg-type]
+        realtime_tolerance_ns=tolerance_ns,
+        realtime_strict=bool(strict),
         realtime_priority=priority,
         safe_stop=safe_stop,
     )
@@ -141,9 +147,9 @@ def _until(report: Report, table: Mapping[str, Any], until_s: Any) -> int | None
     """run.until, or --until when given (which wins); a problem if neither is given."""
     until = None
     if "until" in table:
-        until = values.duration(report, "run.until", table["until"], positive=True)
+        until = values.duration(report, "run.until", table["until"], positive=False)
     if until_s is not None:
-        return values.duration(report, "--until", until_s, positive=True)
+        return values.duration(report, "--until", until_s, positive=False)
     if "until" not in table:
         report.add(
             "run.until",

@@ -42,7 +42,7 @@ FIELD_RE = re.compile(rf"^{FIELD_PATH}$")
 """A field path as the plots name it: ``position_ned_m.z``, ``force_n[0]``,
 ``signals[depth].value`` (orchestrator/plots.py)."""
 
-PLOT_KINDS = ("lines", "waterfall")
+PLOT_KINDS = ("time", "xy", "waterfall")
 """What a [[plots]] entry draws (orchestrator/plots.py)."""
 
 SEED_LIMIT = 2**64
@@ -76,9 +76,13 @@ PORT_REF: Mapping[str, Any] = {"type": "string", "pattern": r"^[^.]+\.[^.]+$"}
 """``COMPONENT.PORT``."""
 SERIES: Mapping[str, Any] = {
     "type": "array", "minItems": 1,
-    "items": {"type": "string", "pattern": rf"^[^.:]+\.[^.:]+:{FIELD_PATH}$"},
+    "items": {"anyOf": [
+        {"type": "string", "pattern": rf"^[^.:]+\.[^.:]+:{FIELD_PATH}$"},
+        {"type": "string", "pattern": r"^\s*(diff|norm|unwrap|wrap)\(.*\)\s*$",
+         "description": "an expression: diff(A, B), norm(A, B, ...), unwrap(A), wrap(A)"},
+    ]},
 }
-"""A non-empty list of ``COMPONENT.PORT:FIELD``."""
+"""A non-empty list of ``COMPONENT.PORT:FIELD`` or expressions of them."""
 
 
 def enum(options: tuple[str, ...]) -> dict[str, Any]:
@@ -149,8 +153,9 @@ class Table:
 
 
 RUN = Table("[run]", "How long to simulate, with which seed and master algorithm.", (
-    Key("until", duration(positive=True), "End of simulated time (> 0); steps happen at "
-        "instants before it. Required unless the command line gives --until.", required=True),
+    Key("until", duration(positive=False), "End of simulated time; steps happen at "
+        "instants before it (0: set up and initialise, step nothing). Required unless the "
+        "command line gives --until.", required=True),
     Key("seed", {"type": "integer", "minimum": 0, "maximum": SEED_LIMIT - 1},
         "Execution seed, the only source of randomness (noise is keyed by seed, "
         "component, sample and channel).", 0),
@@ -184,6 +189,12 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
     Key("overrun", enum(OVERRUN_POLICIES), "Real time: when a tick overruns into the next "
         "one's slot, warn (count and catch up), skip (also re-anchor the schedule when "
         "more than a period late) or abort (fail the run).", "warn"),
+    Key("realtime_tolerance", {"anyOf": [duration(positive=True), {"const": "period"}]},
+        "Real time: how late a tick may start and the run still count as keeping up "
+        "(summary.json realtime.verdict \"met\" or \"missed\"); \"period\": one period "
+        "of the fastest component at the factor.", "period"),
+    Key("realtime_strict", BOOLEAN, "Real time: a missed verdict fails the run (exit 1); "
+        "--strict-realtime sets it. The HIL rigs set it.", False),
     Key("realtime_priority", {"type": "integer", "minimum": 0, "maximum": 99}, "Real time: "
         "0 paces at normal priority; 1-99 runs the stepping thread as a Linux SCHED_FIFO "
         "thread of that priority.", 0),
@@ -275,11 +286,15 @@ CONNECTION = Table("[[connections]]", "An output port feeding an input port.", (
 PLOT = Table("[[plots]]", "An extra figure drawn after the run.", (
     Key("title", TEXT, "Figure title; the PNG is named after it.", required=True),
     Key("series", SERIES, "Signals drawn on one axes, each COMPONENT.PORT:FIELD "
-        "(FIELD: position_ned_m.z, force_n[0], signals[depth].value).", required=True),
+        "(FIELD: position_ned_m.z, force_n[0], signals[depth].value) or an expression of "
+        "them: diff(A, B), norm(A, B, ...), unwrap(A), wrap(A). kind = \"xy\": pairs "
+        "(x, y).", required=True),
     Key("ylabel", STRING, "Y axis label, with its unit.", ""),
-    Key("kind", enum(PLOT_KINDS), "lines: the series against time on one axes; waterfall: "
-        "one image per series, a row per message, a column per element of the FIELD's "
-        "[*] (beams[*].true_point_ned_m.z, port_intensity[*]).", "lines"),
+    Key("kind", enum(PLOT_KINDS), "time: the series against simulation time; xy: the "
+        "series taken in pairs (x, y), each drawn as a track; waterfall: one image per "
+        "series, a row per message, a column per element of the FIELD's [*] "
+        "(beams[*].true_point_ned_m.z, port_intensity[*]).", "time"),
+    Key("xlabel", STRING, "X axis label of an xy plot, with its unit.", ""),
 ))
 
 SCENARIO_TARGET: Mapping[str, Any] = {

@@ -124,19 +124,22 @@ def test_video_file_replayed_per_step_and_played_live(tmp_path, video):
         assert hdr.arrival_unix_ns <= t_wall + 50_000_000  # ... arrival from the wall clock
 
 
-def test_missing_device_fails_at_initialize_naming_it(tmp_path):
-    host = _host(tmp_path, source="/dev/video97")
-    with pytest.raises(StepFailed, match="camera device /dev/video97 does not exist"):
-        host.initialize(0)
-    host.terminate()
+def test_missing_device_is_refused_at_configure_naming_it(tmp_path):
+    # Only the path's existence (check_parameters, which `moonpool check` runs too).
+    with pytest.raises(ParameterError, match="camera device /dev/video97 does not exist"):
+        _host(tmp_path, source="/dev/video97")
 
 
-@pytest.mark.parametrize("what", ["missing file", "not a video", "empty folder", "damaged image"])
+def test_a_missing_file_is_refused_at_configure_naming_it(tmp_path):
+    source = tmp_path / "nowhere.mp4"
+    with pytest.raises(ParameterError) as info:
+        _host(tmp_path, source=str(source), pacing="step")
+    assert str(source) in str(info.value) and info.value.fix
+
+
+@pytest.mark.parametrize("what", ["not a video", "empty folder", "damaged image"])
 def test_unreadable_sources_fail_at_initialize_naming_them(tmp_path, what):
-    if what == "missing file":
-        source = tmp_path / "nowhere.mp4"
-        named = str(source)
-    elif what == "not a video":
+    if what == "not a video":
         source = tmp_path / "broken.avi"
         source.write_bytes(b"RIFF\x00\x00garbage" * 50)
         named = str(source)

@@ -60,7 +60,9 @@ def test_hil_rigs_are_the_pool_rig_with_only_the_devices_swapped(fmus):
     for name, swaps in SWAPS.items():
         hil = load_rig(HIL / f"{name}.toml")
         assert (hil.name, hil.description) == (pool.name, pool.description), name
-        assert hil.run == pool.run, name
+        # The same run, except that a HIL session must keep up with the wall clock.
+        assert hil.run.realtime_strict and not pool.run.realtime_strict, name
+        assert replace(hil.run, realtime_strict=False) == pool.run, name
         assert hil.plots == pool.plots, name
         assert [c.name for c in hil.components] == [c.name for c in pool.components], name
         for mine, theirs in zip(hil.components, pool.components, strict=True):
@@ -82,8 +84,12 @@ def test_hil_rigs_are_the_pool_rig_with_only_the_devices_swapped(fmus):
         expected = ["vehicle.state -> camera.state"] if "camera" in swaps else []
         assert [str(c) for c in dropped] == expected, name
         assert [c for c in pool.connections if c not in dropped] == list(hil.connections)
-        # And they check, components and ports included.
-        assert check_rig(hil) == [], name
+        # And they check, components and ports included; what may be missing on this
+        # machine is the devices (the MCU's port, the video), and nothing else.
+        for problem in check_rig(hil):
+            assert problem.key in ("components.thrusters.parameters",
+                                   "components.camera.parameters"), (name, problem)
+            assert "does not exist" in problem.message, (name, problem)
     # The bridge talks to the emulator's link; the camera plays the recorded video.
     rig = load_rig(HIL / "pool_hil.toml")
     assert rig.component("thrusters").parameters["port"] == "/tmp/moonpool-mcu"
@@ -120,6 +126,10 @@ def session(tmp_path_factory, fmus):
                         "--set", f"components.thrusters.parameters.port={link}",
                         "--set", f"components.camera.parameters.source={video}",
                         "--set", "run.record_exclude=[]", "--set", "run.plots=false",
+                        # The HIL rigs fail a session that falls behind the wall clock;
+                        # this checks the devices, not this (shared) machine's
+                        # punctuality, which tests/integration/test_realtime_verdict.py does.
+                        "--set", "run.realtime_strict=false",
                         "--out", str(tmp / "hil"), "--quiet", timeout=120)
         # After the run: the bridge has sent STOP; wait for the rotors to spin down.
         ended = time.monotonic()

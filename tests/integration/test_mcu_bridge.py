@@ -27,7 +27,7 @@ from moonpool.components.bridges.serial_protocol import (
     SetSpeeds,
     encode_frame,
 )
-from moonpool.components.sdk.errors import PortError, StepFailed
+from moonpool.components.sdk.errors import ParameterError, PortError, StepFailed
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.orchestrator.adapters.base import Sample
 from moonpool.orchestrator.adapters.process import ProcessAdapter
@@ -252,13 +252,12 @@ def test_a_lost_link_fails_the_step_naming_the_port():
         host.terminate()
 
 
-def test_a_missing_port_fails_initialize_naming_it(tmp_path):
+def test_a_missing_port_is_refused_at_configure_naming_it(tmp_path):
+    # Before anything is opened: check_parameters, which `moonpool check` runs too.
     port = str(tmp_path / "ttyMISSING0")
-    host = _host(port)
-    with pytest.raises(StepFailed) as info:
-        host.initialize(0)
+    with pytest.raises(ParameterError) as info:
+        _host(port)
     assert port in str(info.value) and "mcu_emulator" in info.value.fix
-    host.terminate()
 
 
 def test_a_channel_count_mismatch_fails_initialize_and_stops():

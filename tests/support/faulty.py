@@ -87,3 +87,11 @@ class Slow(_Counter):
         time.sleep(self.p.sleep_s)
         self.p = type(self.p)(at_step=self.p.at_step + 1, sleep_s=self.p.sleep_s,
                               pid_file=self.p.pid_file, fault_file=self.p.fault_file)
+
+
+class FailsAtInitialize(Healthy):
+    """Raises in initialize: the run fails before the components after it (in rig
+    order) were initialised."""
+
+    def initialize(self, start_time_ns):
+        raise ValueError("deliberate failure at initialize for the test")

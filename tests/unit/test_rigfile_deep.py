@@ -99,7 +99,10 @@ def test_check_rig_finds_every_class_level_problem(tmp_path: Path) -> None:
     assert "did you mean" not in echo.message
     assert "connections[3].from" not in p and "connections[3].to" not in p
 
-    series = [q for q in problems if q.key.startswith("plots[0].series")]
+    series = [q for q in problems if q.key.startswith("plots[0].series[")]
+    # and pressure_pa beside force_n.x: two units on one axis (issue 22)
+    assert any(q.key == "plots[0].series" and "one unit per axis" in q.message
+               for q in problems)
     assert [q.key for q in series] == [
         "plots[0].series[1]", "plots[0].series[2]", "plots[0].series[3]",
     ]

@@ -1,0 +1,2 @@
+"""Inertial navigation: the error-state Kalman filter INS (``navigation.ins``,
+docs/navigation.md)."""

@@ -1,0 +1,68 @@
+"""Plot expressions and x-y tracks in [[plots]] (issue 22): diff, norm, unwrap, wrap;
+kind = "xy" in pairs; one unit per axis, checked."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from moonpool.components.sdk.errors import RigValidationError
+from moonpool.orchestrator import plotexpr
+from moonpool.orchestrator.rigfile import load_and_check, load_rig
+
+QUICK = "rigs/quickstart.toml"
+
+
+def _signal(t, y):
+    return np.asarray(t, float), np.asarray(y, float)
+
+
+def test_diff_norm_unwrap_wrap():
+    data = {"a.p:x": _signal([0, 1, 2], [1.0, 2.0, 3.0]),
+            "b.p:x": _signal([0, 2], [0.0, 2.0]),
+            "a.p:yaw_rad": _signal([0, 1, 2, 3], [3.0, -3.0, -2.9, 3.1])}
+    t, y = plotexpr.evaluate(plotexpr.parse("diff(a.p:x, b.p:x)"), data.__getitem__)
+    assert list(t) == [0, 1, 2] and np.allclose(y, [1.0, 1.0, 1.0])  # b interpolated
+    _, y = plotexpr.evaluate(plotexpr.parse("norm(diff(a.p:x, b.p:x), a.p:x)"), data.__getitem__)
+    assert np.allclose(y, np.sqrt([1 + 1, 1 + 4, 1 + 9]))
+    _, y = plotexpr.evaluate(plotexpr.parse("unwrap(a.p:yaw_rad)"), data.__getitem__)
+    assert np.all(np.abs(np.diff(y)) < 1.0)  # no jump of 2π left
+    _, y = plotexpr.evaluate(plotexpr.parse("wrap(a.p:yaw_rad)"), lambda s: _signal([0], [7.0]))
+    assert np.allclose(y, [7.0 - 2 * np.pi])
+    assert plotexpr.leaves(plotexpr.parse("norm(diff(a.p:x, b.p:x), c.q:z)")) == [
+        "a.p:x", "b.p:x", "c.q:z"]
+
+
+def _problems(*overrides):
+    with pytest.raises(RigValidationError) as err:
+        load_and_check(QUICK, list(overrides))
+    return "\n".join(str(p) for p in err.value.problems)
+
+
+def test_bad_expressions_and_pairs_are_refused():
+    text = _problems('plots=[{title = "x", series = ["dif(vehicle.state:position_ned_m.z)"]}]')
+    assert "unknown function 'dif'" in text
+    text = _problems('plots=[{title = "x", series = ["diff(vehicle.state:position_ned_m.z)"]}]')
+    assert "diff takes 2 argument(s), got 1" in text
+    text = _problems('plots=[{title = "x", kind = "xy", series = ["vehicle.state:position_ned_m.z"]}]')
+    assert "in pairs (x, y)" in text
+    text = _problems('plots=[{title = "x", series = ["diff(vehicle.state:position_ned_m.z, '
+                     'vehicle.state:nope)"]}]')
+    assert "nope" in text
+
+
+def test_one_unit_per_axis():
+    text = _problems('plots=[{title = "x", series = ["vehicle.state:position_ned_m.z", '
+                     '"vehicle.state:yaw_rad"]}]')
+    assert "one y axis would carry m" in text and "rad" in text and "split them" in text
+    # an x-y track may have other units on each axis, one on each
+    load_rig(QUICK, ['plots=[{title = "x", kind = "xy", series = ["vehicle.state:yaw_rad", '
+                     '"vehicle.state:position_ned_m.z"]}]'])
+
+
+def test_the_shipped_pool_plots_answer_their_question():
+    rig = load_rig("rigs/pool.toml")
+    by_title = {p.title: p for p in rig.plots}
+    assert by_title["Localization error"].series[0].startswith("norm(diff(")
+    assert all(s.startswith("unwrap(") for s in by_title["Yaw"].series)
+    assert by_title["Track (seen from above)"].kind == "xy"
