@@ -113,8 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--base-dir", metavar="DIR",
                    help="folder for relative file.py entries and file-path parameters "
                    "(default: the current folder)")
-    from moonpool.components.sdk.serve import add_security_arguments
+    from moonpool.components.sdk.serve import add_max_message_argument, add_security_arguments
 
+    add_max_message_argument(s)
     add_security_arguments(s)
 
     k = sub.add_parser("keys", help="CURVE key pairs for components on other machines")
@@ -291,6 +292,16 @@ def cmd_run(args) -> int:
         if problem:
             print(f"error: {problem}", file=sys.stderr)
             return EXIT_BAD_INPUT
+    try:  # before anything starts: a bad --out is bad input, not a crash mid-run
+        Path(out).mkdir(parents=True, exist_ok=True)
+        probe = Path(out) / ".moonpool-write-test"
+        probe.touch()
+        probe.unlink()
+    except OSError as exc:
+        print(f"error: --out {out}: cannot write a run folder there "
+              f"({exc.strerror or exc}) (fix: give --out a folder you may write, e.g. "
+              "runs/NAME)", file=sys.stderr)
+        return EXIT_BAD_INPUT
     show = not args.quiet and sys.stderr.isatty()
     progress = Progress(rig.run.until_ns) if show else None
     if not args.quiet:
@@ -396,6 +407,9 @@ def cmd_serve(args) -> int:
         argv += ["--allow", allowed]
     if args.insecure:
         argv.append("--insecure")
+    if args.allow_insecure_key_permissions:
+        argv.append("--allow-insecure-key-permissions")
+    argv += ["--max-message-bytes", str(args.max_message_bytes)]
     return serve.main(argv)
 
 
@@ -511,6 +525,9 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from moonpool.components.sdk.serve import escape_log_lines
+
+    escape_log_lines()  # remote text in a log line cannot forge lines or drive the terminal
     registered = getattr(args, "registered_command", None)
     if registered is not None:
         return registered.run(args)

@@ -187,6 +187,9 @@ class RunConfig:
     """A process or remote component that has not been contacted for this long gets a heartbeat."""
     peer_timeout_ns: int = 10_000_000_000
     """A spawned or served component ends its session after this long without a word."""
+    max_message_bytes: int = 16 * 2**20
+    """The largest frame (request, reply or attachment), bytes, the orchestrator's sockets
+    and its spawned components accept (ZMQ_MAXMSGSIZE; docs/protocol.md §2)."""
     record: bool = True
     """Write the MCAP recording (the digest is computed either way)."""
     record_exclude: tuple[str, ...] = ()

@@ -109,6 +109,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                 setup_timeout_ns=c.setup_timeout_ns,
                 heartbeat_interval_ns=rig.run.heartbeat_interval_ns,
                 peer_timeout_ns=rig.run.peer_timeout_ns,
+                max_message_bytes=rig.run.max_message_bytes,
                 context=ctx,
             )
             if c.placement == "replay":

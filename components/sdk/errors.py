@@ -153,11 +153,31 @@ _BY_CODE: dict[int, type[ComponentError]] = {
 }
 
 
+REMOTE_TEXT_MAX = 2000
+"""Characters of a remote Error's message or fix kept (the rest is cut, marked)."""
+
+
+def remote_text(text: str, limit: int = REMOTE_TEXT_MAX) -> str:
+    """Text a peer sent (an Error's message, a finished reason): at most ``limit``
+    characters, control characters escaped (:func:`printable`)."""
+    if len(text) > limit:
+        text = text[:limit] + f"... ({len(text) - limit} more characters)"
+    return printable(text)
+
+
 def error_from_wire(err: _lc.Error, component: str) -> ComponentError:
-    """Translate a wire ``Error`` into the matching exception."""
+    """Translate a wire ``Error`` from the peer serving ``component`` into the matching
+    exception. The text is untrusted: ``component`` (the rig's name for the peer) is
+    what the exception names, whatever ``Error.component`` claims -- a different claim
+    is quoted, sanitised, in the message -- and message and fix are cut and escaped
+    (:func:`remote_text`). ``from_wire`` is set on the exception."""
     cls = _BY_CODE.get(err.code, ComponentError)
-    exc = cls(err.message or "unspecified error", component=err.component or component, fix=err.fix)
+    message = remote_text(err.message) or "unspecified error"
+    if err.component and err.component != component:
+        message += f" (the error names component '{remote_text(err.component, 100)}')"
+    exc = cls(message, component=component, fix=remote_text(err.fix))
     exc.code = err.code or cls.code
+    exc.from_wire = True
     return exc
 
 
@@ -233,3 +253,15 @@ class Interrupted(SimulationError):
 def describe_problems(problems: Sequence[Problem]) -> str:
     """Render problems one per line (for the CLI)."""
     return "\n".join(str(p) for p in problems)
+
+
+def printable(text: str) -> str:
+    """``text`` with every non-printable character (newlines, ANSI/OSC escapes, other
+    control and format characters such as bidi overrides) written as its Python escape
+    (``\\n``, ``\\x1b``, ``\\u202e``): remote or user-given text that goes into a log
+    line, a terminal or summary.json can then neither forge lines nor drive the
+    terminal. Spaces stay."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii")
+                   for c in text)

@@ -49,6 +49,7 @@ from .errors import (
     LifecycleError,
     ParameterError,
     PortError,
+    ProtocolError,
     StepFailed,
 )
 
@@ -390,8 +391,57 @@ def _check_metrics(result: Any, name: str) -> dict[str, float]:
     return out
 
 
-def metrics_from_json(text: str) -> dict[str, Any]:
-    return json.loads(text) if text else {}
+METRICS_MAX_BYTES = 1_000_000
+"""The largest ``Terminated.metrics_json`` the orchestrator accepts, bytes."""
+METRICS_MAX_DEPTH = 32
+"""The deepest nesting of objects and arrays it accepts in it."""
+
+
+def metrics_from_json(text: str, component: str = "") -> dict[str, Any]:
+    """A component's ``Terminated.metrics_json`` (untrusted: it comes from the peer) as a
+    dict; anything else -- not JSON, not an object, over ``METRICS_MAX_BYTES`` or nested
+    deeper than ``METRICS_MAX_DEPTH`` -- raises ProtocolError naming ``component``."""
+    if not text:
+        return {}
+
+    def bad(why: str) -> ProtocolError:
+        return ProtocolError(
+            f"its Terminated.metrics_json {why}; its metrics are left out",
+            component=component,
+            fix="return a plain dict of numbers and strings from Component.metrics() "
+                f"(a JSON object of at most {METRICS_MAX_BYTES} bytes, nested at most "
+                f"{METRICS_MAX_DEPTH} deep)")
+
+    if len(text) > METRICS_MAX_BYTES:
+        raise bad(f"is {len(text)} characters long, more than {METRICS_MAX_BYTES}")
+    # Depth first, without recursion (json.loads recurses: 5,000 levels crash it).
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > deepest:
+                deepest = depth
+                if deepest > METRICS_MAX_DEPTH:
+                    raise bad(f"is nested more than {METRICS_MAX_DEPTH} deep")
+        elif ch in "]}":
+            depth -= 1
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise bad(f"is not valid JSON ({str(exc)[:120]})") from None
+    if not isinstance(value, dict):
+        raise bad(f"is a JSON {type(value).__name__}, not an object")
+    return value
 
 
 __all__ = ["ComponentHost", "Output", "ParameterError"]

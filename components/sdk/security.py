@@ -28,8 +28,10 @@ uses :class:`ClientSecurity` for its DEALER sockets.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import stat
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -128,8 +130,11 @@ def read_public_server_key(path: str | Path) -> bytes:
     return public
 
 
-def read_key_pair(path: str | Path) -> tuple[bytes, bytes]:
-    """(public, secret) from a secret key file ``NAME.key_secret``. Raises KeyFileError."""
+def read_key_pair(path: str | Path, *, allow_insecure_permissions: bool = False
+                  ) -> tuple[bytes, bytes]:
+    """(public, secret) from a secret key file ``NAME.key_secret``. Raises KeyFileError,
+    also when other users may read the file (group or other permission bits), unless
+    ``allow_insecure_permissions`` (then it warns)."""
     path, public, secret = _load(path)
     if secret is None:
         raise KeyFileError(
@@ -139,20 +144,37 @@ def read_key_pair(path: str | Path) -> tuple[bytes, bytes]:
         )
     mode = path.stat().st_mode
     if mode & (stat.S_IRWXG | stat.S_IRWXO):
-        log.warning("%s: the secret key file is readable by other users (mode %o); "
+        if not allow_insecure_permissions:
+            raise KeyFileError(
+                f"{path}: the secret key file is open to other users (mode "
+                f"{stat.S_IMODE(mode):o}); anyone who can read it can impersonate this side",
+                fix=f"chmod 600 {path} (or, knowingly, --allow-insecure-key-permissions)")
+        log.warning("%s: the secret key file is open to other users (mode %o); "
                     "chmod 600 it", path, stat.S_IMODE(mode))
     return public, secret
 
 
-def read_allowed_keys(paths: Iterable[str | Path]) -> dict[bytes, str]:
+def read_allowed_keys(paths: Iterable[str | Path], *, allow_insecure_permissions: bool = False
+                      ) -> dict[bytes, str]:
     """The public keys allowed to connect: each path is a key file or a folder, of
     which every ``*.key`` file counts (secret files are skipped). {key: file name}.
-    Raises KeyFileError (also when no key is found at all)."""
+    Raises KeyFileError (also when no key is found at all, and when other users may
+    write into a folder -- they could add their own key -- unless
+    ``allow_insecure_permissions``)."""
     keys: dict[bytes, str] = {}
     given = list(paths)
     for p in given:
         p = Path(p).expanduser()
         if p.is_dir():
+            mode = stat.S_IMODE(p.stat().st_mode)
+            if mode & (stat.S_IWGRP | stat.S_IWOTH):
+                if not allow_insecure_permissions:
+                    raise KeyFileError(
+                        f"folder {p} (--allow) is writable by other users (mode {mode:o}): "
+                        "they could add their own key to it",
+                        fix=f"chmod 700 {p} (or, knowingly, --allow-insecure-key-permissions)")
+                log.warning("%s: the --allow folder is writable by other users (mode %o)",
+                            p, mode)
             files = sorted(f for f in p.iterdir() if f.is_file() and f.name.endswith(PUBLIC_SUFFIX))
             if not files:
                 raise KeyFileError(f"folder {p} holds no public key file (*{PUBLIC_SUFFIX})",
@@ -182,11 +204,14 @@ def generate_keys(name: str, directory: str | Path = ".", *, force: bool = False
     if existing and not force:
         raise KeyFileError(f"{existing[0]} already exists",
                            fix="choose another name or --dir, or pass --force to replace it")
-    directory.mkdir(parents=True, exist_ok=True)
     for p in existing:
         p.unlink()
     old = os.umask(0o077)  # the secret file is never readable by others, not even briefly
     try:
+        if not directory.is_dir():
+            # 0700 whatever the umask: others must not drop keys into a key folder.
+            directory.mkdir(mode=0o700, parents=True)
+            os.chmod(directory, 0o700)
         pub, sec = zmq.auth.create_certificates(directory, name)
     finally:
         os.umask(old)
@@ -211,6 +236,7 @@ class ClientSecurity:
 
     @classmethod
     def from_files(cls, server_public: str | Path, client_secret: str | Path) -> ClientSecurity:
+        """Raises KeyFileError (also for a secret file other users may read)."""
         public, secret = read_key_pair(client_secret)
         text = str(client_secret)
         name = text[: -len("_secret")] if text.endswith(SECRET_SUFFIX) else text
@@ -225,21 +251,44 @@ class ClientSecurity:
 class _AllowList:
     """The ZAP credentials provider: a client is let in iff its key is listed."""
 
+    LOG_BURST = 5
+    """Refusals logged one by one per ``LOG_WINDOW_S``; the rest are counted."""
+    LOG_WINDOW_S = 10.0
+    """The rate-limit window, s: at most LOG_BURST + 1 warnings per window."""
+
     def __init__(self, allowed: dict[bytes, str]) -> None:
         self.allowed = allowed
         self.accepted = 0
         self.denied = 0
+        self._window_start = -math.inf
+        self._in_window = 0  # refusals seen in the current window
 
     def callback(self, domain: str, key: bytes) -> bool:
         name = self.allowed.get(key)
         if name is None:
             self.denied += 1
-            log.warning("refused a connection: CURVE key %s is not among the allowed client "
-                        "keys (--allow)", key.decode("ascii", "replace"))
+            self._log_refusal(key)
             return False
         self.accepted += 1
         log.info("accepted a connection from the holder of %s", name)
         return True
+
+    def _log_refusal(self, key: bytes) -> None:
+        """Rate-limited: a flood of handshakes must not flood the log."""
+        now = time.monotonic()
+        if now - self._window_start >= self.LOG_WINDOW_S:
+            unlogged = self._in_window - self.LOG_BURST
+            if unlogged > 0:
+                log.warning("refused %d more connection(s) with unknown CURVE keys in %.0f s "
+                            "(not logged one by one)", unlogged, now - self._window_start)
+            self._window_start, self._in_window = now, 0
+        self._in_window += 1
+        if self._in_window <= self.LOG_BURST:
+            log.warning("refused a connection: CURVE key %s is not among the allowed client "
+                        "keys (--allow)%s", key.decode("ascii", "replace"),
+                        "; further refusals in the next "
+                        f"{self.LOG_WINDOW_S:.0f} s are counted, not logged"
+                        if self._in_window == self.LOG_BURST else "")
 
 
 class ServerSecurity:
@@ -259,9 +308,14 @@ class ServerSecurity:
         self._auth = None
 
     @classmethod
-    def from_files(cls, server_secret: str | Path, allowed: Iterable[str | Path]) -> ServerSecurity:
-        public, secret = read_key_pair(server_secret)
-        return cls(public, secret, read_allowed_keys(allowed))
+    def from_files(cls, server_secret: str | Path, allowed: Iterable[str | Path], *,
+                   allow_insecure_permissions: bool = False) -> ServerSecurity:
+        """Raises KeyFileError (also for a secret file other users may read, or an --allow
+        folder they may write, unless ``allow_insecure_permissions``)."""
+        public, secret = read_key_pair(server_secret,
+                                       allow_insecure_permissions=allow_insecure_permissions)
+        return cls(public, secret, read_allowed_keys(
+            allowed, allow_insecure_permissions=allow_insecure_permissions))
 
     @property
     def denied(self) -> int:

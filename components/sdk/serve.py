@@ -49,6 +49,7 @@ from .errors import (
     DEFAULT_FIX,
     ProtocolError,
     error_to_wire,
+    printable,
 )
 from .host import INITIALIZED, ComponentHost, Output
 from .wire import (
@@ -78,6 +79,27 @@ class _Stop(Exception):
     pass
 
 
+class EscapingFilter(logging.Filter):
+    """A handler filter that escapes newlines and control characters in each record's
+    message (``errors.printable``): a peer-chosen instance name or error text cannot
+    forge a log line or drive the operator's terminal. Tracebacks are left alone."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        escaped = printable(message)
+        if escaped is not message:
+            record.msg, record.args = escaped, None
+        return True
+
+
+def escape_log_lines() -> None:
+    """Install ``EscapingFilter`` on every handler of the root logger (call after
+    ``logging.basicConfig``)."""
+    for handler in logging.getLogger().handlers:
+        if not any(isinstance(f, EscapingFilter) for f in handler.filters):
+            handler.addFilter(EscapingFilter())
+
+
 def output_values(outputs: list[Output]) -> tuple[list[lc.PortValue], list[Any]]:
     """Outputs -> PortValues and the attachment frames they refer to."""
     values, frames = [], []
@@ -91,8 +113,10 @@ def output_values(outputs: list[Output]) -> tuple[list[lc.PortValue], list[Any]]
 
 
 def _say(text: str) -> None:
-    """A line for whoever watches ``moonpool serve`` (stderr, with the wall-clock time)."""
-    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {text}", file=sys.stderr, flush=True)
+    """A line for whoever watches ``moonpool serve`` (stderr, with the wall-clock time);
+    control characters escaped (it may hold a peer-chosen instance name)."""
+    print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} {printable(text)}", file=sys.stderr,
+          flush=True)
 
 
 class Server:
@@ -110,7 +134,10 @@ class Server:
         socket_setup: Callable[[zmq.Socket], None] | None = None,
         base_dir: str | None = None,
         security: ServerSecurity | None = None,
+        max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
+        a peer declaring a larger one is disconnected before anything is allocated)."""
         if (factory is None) == (components is None):
             raise ValueError("give either one factory or a dict of named components")
         # One component: key "" (requests need not name it). A group: by instance name.
@@ -124,6 +151,8 @@ class Server:
         self.sock = self.ctx.socket(zmq.ROUTER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.ROUTER_MANDATORY, 0)
+        self.max_message_bytes = max_message_bytes
+        self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
         try:
             if security is not None:
                 # Before bind: no connection may be accepted without CURVE and ZAP.
@@ -350,6 +379,20 @@ class Server:
             envelope = None
         if envelope is None:
             envelope = wire.serialize(reply)
+        too_big = max((len(f) for f in (envelope, *attachments)), default=0)
+        if too_big > self.max_message_bytes:
+            # The orchestrator would drop the connection on it (its own ZMQ_MAXMSGSIZE).
+            exc = ProtocolError(
+                f"the reply to {body} has a frame of {too_big} bytes, more than "
+                f"max_message_bytes ({self.max_message_bytes})",
+                component=host.name if host else self.name,
+                fix="raise run.max_message_bytes in the rig and --max-message-bytes of the "
+                    "server, or make the output smaller (e.g. a smaller image)")
+            log.error("%s", exc)
+            reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=req.request_id,
+                             instance=req.instance)
+            reply.error.CopyFrom(error_to_wire(exc, host.name if host else self.name))
+            envelope, attachments = wire.serialize(reply), []
         frames_out = [*prefix, envelope, *attachments]
         # Zero-copy only pays for large frames (images); small ones are cheaper copied.
         self.sock.send_multipart(frames_out, copy=not attachments)
@@ -448,7 +491,9 @@ def security_from_args(args: argparse.Namespace, endpoint: str) -> tuple[ServerS
     from .errors import KeyFileError
 
     try:
-        return ServerSecurity.from_files(args.key, args.allow), ""
+        return ServerSecurity.from_files(
+            args.key, args.allow,
+            allow_insecure_permissions=args.allow_insecure_key_permissions), ""
     except KeyFileError as exc:
         return None, str(exc)
 
@@ -464,6 +509,30 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--insecure", action="store_true",
                         help="serve a non-loopback tcp endpoint without keys (trusted networks "
                         "only; warns loudly)")
+    parser.add_argument("--allow-insecure-key-permissions", action="store_true",
+                        help="accept a secret key file other users may read, and an --allow "
+                        "folder they may write (warns); refused by default")
+
+
+def add_max_message_argument(parser: argparse.ArgumentParser) -> None:
+    """--max-message-bytes (shared by `moonpool serve`)."""
+
+    def size(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            n = 0
+        if not 1024 <= n <= wire.MAX_MESSAGE_BYTES_LIMIT:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number of bytes from 1024 to {wire.MAX_MESSAGE_BYTES_LIMIT}, "
+                f"got {text!r}")
+        return n
+
+    parser.add_argument("--max-message-bytes", type=size,
+                        default=wire.DEFAULT_MAX_MESSAGE_BYTES, metavar="BYTES",
+                        help="the largest frame (request, reply or attachment) accepted or "
+                        "sent; a peer declaring a larger one is disconnected before anything "
+                        f"is allocated (default {wire.DEFAULT_MAX_MESSAGE_BYTES})")
 
 
 def _die_with_parent() -> None:
@@ -494,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
+    add_max_message_argument(parser)
     add_security_arguments(parser)
     args = parser.parse_args(argv)
     if bool(args.entry) == bool(args.component):
@@ -504,6 +574,7 @@ def main(argv: list[str] | None = None) -> int:
         format=f"[{label} %(levelname)s] %(message)s",
         stream=sys.stderr,
     )
+    escape_log_lines()
     if args.parent_pid:
         _die_with_parent()
         if os.getppid() != args.parent_pid:  # parent died before prctl took effect
@@ -529,7 +600,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         server = Server(cls, args.bind, components=components, once=args.once,
-                        base_dir=args.base_dir, security=security)
+                        base_dir=args.base_dir, security=security,
+                        max_message_bytes=args.max_message_bytes)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

@@ -17,9 +17,27 @@ TOMLDecodeError = tomllib.TOMLDecodeError
 """What :func:`loads` raises on a syntax error (its text names the line and column)."""
 
 
+MAX_DEPTH = 64
+"""The deepest nesting of tables and arrays accepted (deeper input would exhaust
+Python's recursion in the parser or in the checks after it)."""
+
+
 def loads(text: str) -> dict[str, Any]:
-    """The tables of a TOML document (``tomllib.loads``)."""
-    return tomllib.loads(text)
+    """The tables of a TOML document (``tomllib.loads``). Raises TOMLDecodeError, also
+    for nesting deeper than ``MAX_DEPTH``."""
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise TOMLDecodeError(f"arrays or inline tables nested too deeply (at most "
+                              f"{MAX_DEPTH} levels)") from None
+    stack: list[tuple[Any, int]] = [(data, 1)]
+    while stack:  # without recursion
+        value, depth = stack.pop()
+        if depth > MAX_DEPTH:
+            raise TOMLDecodeError(f"arrays or tables nested more than {MAX_DEPTH} levels deep")
+        children = value.values() if isinstance(value, dict) else value
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return data
 
 
 def error_line(exc: TOMLDecodeError) -> int | None:

@@ -28,6 +28,15 @@ from .errors import ParameterError, PortError, ProtocolError
 
 PROTOCOL_VERSION = lc.PROTOCOL_VERSION_1
 
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 2**20
+"""The largest frame (envelope or attachment), bytes, any moonpool socket accepts:
+``ZMQ_MAXMSGSIZE`` on every socket, so a peer declaring a larger frame is disconnected by
+libzmq before anything is allocated, authenticated or not (docs/protocol.md §2). 16 MiB
+holds a 1920×1080 RGB8 image (6.2 MB) with room to spare; raise it (``run.max_message_bytes``,
+``moonpool serve --max-message-bytes``) for larger images."""
+MAX_MESSAGE_BYTES_LIMIT = 2**31 - 1
+"""The upper bound of that option (a frame must fit libzmq's and protobuf's 2 GiB limits)."""
+
 _CLASSES: dict[str, type[Message]] = {}
 
 

@@ -31,6 +31,7 @@ from moonpool.components.sdk.errors import (
     MoonpoolError,
     ProtocolError,
     error_from_wire,
+    remote_text,
 )
 from moonpool.components.sdk.host import metrics_from_json
 from moonpool.components.sdk.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
@@ -125,7 +126,7 @@ class ProcessGroup:
             else:
                 unpacked[member] = samples(entry.result.outputs, frames)
                 if entry.result.finished:
-                    self.finished[member] = entry.result.finished
+                    self.finished[member] = remote_text(entry.result.finished, 500)
         return unpacked
 
     def release(self, member: str) -> None:
@@ -175,6 +176,8 @@ class GroupMember(Adapter):
         except ComponentError as exc:  # the member answered with an Error
             self._failed = True
             self.error_reply = True
+            if getattr(exc, "from_wire", False):  # the answer to a request for this member
+                exc.component = self.name
             raise self._relabel(exc)
         except MoonpoolError as exc:  # the child hung or died: the connection failed
             raise self._relabel(exc)
@@ -221,7 +224,7 @@ class GroupMember(Adapter):
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         reply, _ = self._call("terminate", lc.Terminate(), timeout_s)
-        return metrics_from_json(reply.terminated.metrics_json)
+        return metrics_from_json(reply.terminated.metrics_json, self.name)
 
     def close(self) -> None:
         self.group.release(self.name)

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import IO
 
+from moonpool.components.sdk import wire
 from moonpool.components.sdk.errors import ComponentCrashed
 
 from .remote import RemoteAdapter
@@ -71,6 +72,8 @@ class ProcessAdapter(RemoteAdapter):
             str(os.getpid()),
             "--base-dir",
             str(base_dir),
+            "--max-message-bytes",
+            str(kwargs.get("max_message_bytes", wire.DEFAULT_MAX_MESSAGE_BYTES)),
         ]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))

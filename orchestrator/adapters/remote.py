@@ -39,6 +39,7 @@ from moonpool.components.sdk.errors import (
     ProtocolError,
     StepTimeout,
     error_from_wire,
+    remote_text,
 )
 from moonpool.components.sdk.security import ClientSecurity
 from moonpool.v1 import lifecycle_pb2 as lc
@@ -242,8 +243,12 @@ class RemoteAdapter(Adapter):
         context: zmq.Context | None = None,
         socket_setup: Callable[[zmq.Socket], None] | None = None,
         security: ClientSecurity | None = None,
+        max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
     ) -> None:
+        """``max_message_bytes``: the largest frame sent or accepted (``ZMQ_MAXMSGSIZE``: a
+        component replying with a larger one is disconnected; see docs/protocol.md §2)."""
         super().__init__(name)
+        self.max_message_bytes = max_message_bytes
         self.endpoint = endpoint
         self.step_timeout_s = step_timeout_ns * 1e-9
         self.setup_timeout_s = setup_timeout_ns * 1e-9
@@ -252,6 +257,7 @@ class RemoteAdapter(Adapter):
         self.ctx = context or zmq.Context.instance()
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
+        self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
         # A stable identity: after a TCP reconnect the component still knows us
         # as the peer its session is bound to (a fresh one would get BUSY).
         self.sock.setsockopt(zmq.ROUTING_ID, b"moonpool-" + os.urandom(8))
@@ -319,8 +325,11 @@ class RemoteAdapter(Adapter):
                          instance=instance)
         getattr(req, body).CopyFrom(payload)
         self._next_id += 1
+        data = wire.serialize(req)
+        if len(data) > self.max_message_bytes:
+            self._too_big(body, len(data))
         try:
-            self.sock.send(wire.serialize(req))
+            self.sock.send(data)
         except zmq.ZMQError as exc:
             raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
         return req.request_id
@@ -333,6 +342,14 @@ class RemoteAdapter(Adapter):
         self._in_flight = (rid, body, now, now + timeout_s)
         return self._wait()
 
+    def _too_big(self, body: str, size: int, what: str = "the request") -> None:
+        raise ProtocolError(
+            f"{what} of {body} is {size} bytes, more than max_message_bytes "
+            f"({self.max_message_bytes}); the component would drop the connection",
+            component=self.name,
+            fix="raise run.max_message_bytes in the rig (and --max-message-bytes of a "
+                "`moonpool serve`), or send smaller inputs (e.g. a smaller image)")
+
     def send_encoded(self, body: str, key: bytes, data: bytes, timeout_s: float,
                      frames: list) -> None:
         """Send a request whose body is already encoded (``key``: the body's field key
@@ -342,6 +359,11 @@ class RemoteAdapter(Adapter):
         self._next_id += 1
         self._ready = None
         envelope = b"".join((wire.request_head(rid), key, varint(len(data)), data))
+        if len(envelope) > self.max_message_bytes:
+            self._too_big(body, len(envelope))
+        for f in frames:
+            if memoryview(f).nbytes > self.max_message_bytes:
+                self._too_big(body, memoryview(f).nbytes, "an attachment")
         try:
             if frames:  # zero-copy: attachments are large (images)
                 self.sock.send_multipart([envelope, *frames], copy=False)
@@ -510,7 +532,7 @@ class RemoteAdapter(Adapter):
         self.times.add(time.perf_counter_ns() - self._t_sent)
         result = reply.step_result
         if result.finished:
-            self.finished = result.finished
+            self.finished = remote_text(result.finished, 500)
         return self._samples(result.outputs, frames)
 
     def _samples(self, values: Any, frames: list) -> list[Sample]:
@@ -563,7 +585,7 @@ class RemoteAdapter(Adapter):
         reply, _ = self._call("terminate", lc.Terminate(), timeout_s or self.setup_timeout_s)
         from moonpool.components.sdk.host import metrics_from_json
 
-        return metrics_from_json(reply.terminated.metrics_json)
+        return metrics_from_json(reply.terminated.metrics_json, self.name)
 
     def close(self) -> None:
         if not self.closed:

@@ -56,6 +56,13 @@ def run_config(
             f"must be longer than heartbeat_interval ({heartbeat} ns), or peers time out "
             "between two heartbeats; raise it (e.g. 10 x the interval) or use 0 to disable",
         )
+    max_message = get("max_message_bytes")
+    if isinstance(max_message, bool) or not isinstance(max_message, int) \
+            or not 1024 <= max_message <= 2**31 - 1:
+        report.add("run.max_message_bytes",
+                   f"expected a whole number of bytes from 1024 to {2**31 - 1}, got "
+                   f"{kind_of(max_message)} {max_message!r}")
+        max_message = d.max_message_bytes
     record = values.boolean(report, "run.record", get("record"))
     exclude = _record_exclude(report, get("record_exclude"), names)
     foxglove_images = values.boolean(report, "run.foxglove_images", get("foxglove_images"))
@@ -84,6 +91,7 @@ def run_config(
         order=order,
         heartbeat_interval_ns=heartbeat or d.heartbeat_interval_ns,
         peer_timeout_ns=d.peer_timeout_ns if peer_timeout is None else peer_timeout,
+        max_message_bytes=max_message,
         record=d.record if record is None else record,
         record_exclude=exclude,
         foxglove_images=d.foxglove_images if foxglove_images is None else foxglove_images,

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..timeparse import DurationError, parse_duration_ns
 from .report import Report, did_you_mean, kind_of
-from .vocabulary import MAX_RATE_HZ, SEED_LIMIT
+from .vocabulary import MAX_RATE_HZ, MIN_RATE_HZ, SEED_LIMIT
 
 
 def check_keys(
@@ -101,6 +101,10 @@ def rate(report: Report, key: str, value: Any) -> Fraction | None:
     hz = Fraction(Decimal(str(value)))
     if hz > MAX_RATE_HZ:
         report.add(key, f"{value} Hz would step less than 1 ns apart; use at most 1e9 Hz")
+        return None
+    if hz < MIN_RATE_HZ:
+        report.add(key, f"{value} Hz would step more than 1e9 s (about 32 years) apart; use "
+                   "at least 1e-9 Hz")
         return None
     return hz
 

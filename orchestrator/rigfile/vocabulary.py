@@ -12,6 +12,7 @@ the section modules.
 from __future__ import annotations
 
 import copy
+from fractions import Fraction
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,6 +47,8 @@ PLOT_KINDS = ("time", "xy", "waterfall")
 
 SEED_LIMIT = 2**64
 MAX_RATE_HZ = 1_000_000_000
+MIN_RATE_HZ = Fraction(1, 10**9)
+"""The slowest rate: one step per 1e9 s (a period in ns must stay far from int64 limits)."""
 
 # ------------------------------------------------------------------ value schemas
 
@@ -166,6 +169,10 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
     Key("peer_timeout", duration(positive=False), "A spawned or served component ends its "
         "session after this long without hearing from the orchestrator; 0 disables. "
         "Otherwise longer than heartbeat_interval.", "10s"),
+    Key("max_message_bytes", {"type": "integer", "minimum": 1024, "maximum": 2**31 - 1},
+        "The largest frame (request, reply or image attachment), bytes, a process or remote "
+        "component may send or receive; a larger one closes the connection (a served "
+        "component needs the same --max-message-bytes). Default 16 MiB.", 16 * 2**20),
     Key("record", BOOLEAN, "Write the MCAP recording (the stream digest is computed "
         "either way).", True),
     Key("record_exclude", {"type": "array", "items": PORT_REF}, "Outputs "

@@ -89,3 +89,89 @@ def test_serve_refuses_unsafe_or_inconsistent_setups(tmp_path, capsys, args, mes
     argv = ["quickstart.pressure", *[a.format(k=tmp_path) for a in args]]
     assert serve_main(argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_key_folders_are_0700_whatever_the_umask(tmp_path):
+    """Issue 24, point 14: under umask 000 a new key folder was 0777."""
+    import os
+    import stat
+
+    old = os.umask(0)
+    try:
+        security.generate_keys("a", tmp_path / "new" / "keys")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "new" / "keys").stat().st_mode) == 0o700
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+
+
+def test_secret_key_readable_by_others_is_refused(tmp_path):
+    import os
+
+    _, sec = security.generate_keys("a", tmp_path)
+    os.chmod(sec, 0o644)
+    with pytest.raises(KeyFileError, match="open to other users") as err:
+        security.read_key_pair(sec)
+    assert "chmod 600" in err.value.fix
+    assert security.read_key_pair(sec, allow_insecure_permissions=True)[1]
+    os.chmod(sec, 0o600)
+    assert security.read_key_pair(sec)[1]
+
+
+def test_allow_folder_writable_by_others_is_refused(tmp_path):
+    import os
+
+    pub, sec = security.generate_keys("a", tmp_path / "allowed")
+    os.chmod(tmp_path / "allowed", 0o777)
+    with pytest.raises(KeyFileError, match="writable by other users"):
+        security.read_allowed_keys([tmp_path / "allowed"])
+    assert security.read_allowed_keys([tmp_path / "allowed"], allow_insecure_permissions=True)
+    s = security.ServerSecurity.from_files(sec, [tmp_path / "allowed"],
+                                           allow_insecure_permissions=True)
+    assert s.allow.allowed
+
+
+def test_serve_refuses_an_open_secret_key(tmp_path, capsys):
+    import os
+
+    from moonpool.components.sdk import serve
+
+    pub, sec = security.generate_keys("server", tmp_path)
+    os.chmod(sec, 0o640)
+    code = serve.main(["sources.constant_wrench", "--bind", "tcp://127.0.0.1:0",
+                       "--key", str(sec), "--allow", str(pub)])
+    assert code == 2 and "open to other users" in capsys.readouterr().err
+
+
+def test_refused_handshakes_are_rate_limited_in_the_log(caplog):
+    """Issue 24, point 12: one WARNING per refused handshake flooded the log."""
+    import logging
+
+    allow = security._AllowList({b"k" * 40: "admin.key"})
+    with caplog.at_level(logging.WARNING, logger="moonpool.security"):
+        for i in range(1000):
+            assert not allow.callback("moonpool", b"%040d" % i)
+    lines = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert allow.denied == 1000
+    assert len(lines) <= allow.LOG_BURST + 1, len(lines)
+    assert "counted, not logged" in lines[-1].getMessage()
+    allow._window_start -= allow.LOG_WINDOW_S  # the window ends: the count is told
+    with caplog.at_level(logging.WARNING, logger="moonpool.security"):
+        allow.callback("moonpool", b"x" * 40)
+    assert "refused 995 more connection(s)" in caplog.records[-2].getMessage()
+
+
+def test_log_lines_escape_newlines_and_control_characters():
+    import logging
+
+    from moonpool.components.sdk.errors import printable
+    from moonpool.components.sdk.serve import EscapingFilter
+
+    forged = "c\n[x INFO] accepted a connection from the holder of admin.key\x1b]0;pwn\x07"
+    assert printable(forged) == ("c\\n[x INFO] accepted a connection from the holder of "
+                                 "admin.key\\x1b]0;pwn\\x07")
+    record = logging.LogRecord("moonpool.serve", logging.INFO, __file__, 1,
+                               "%s: session ended (%s)", (forged, "terminated"), None)
+    assert EscapingFilter().filter(record)
+    text = logging.Formatter("[%(levelname)s] %(message)s").format(record)
+    assert "\n" not in text and "\x1b" not in text and text.endswith("(terminated)")

@@ -1,0 +1,296 @@
+"""Bounded memory before (and after) authentication (issue 24, point 1): every moonpool
+socket sets ZMQ_MAXMSGSIZE, so a frame declaring more than ``max_message_bytes`` closes
+the connection before anything is allocated.
+
+A real `moonpool serve` with CURVE on a loopback port; its RSS is read from /proc. Each
+attacking connection declares a 700 MB frame and pushes 32 MB of it (the server would
+buffer all of it without the limit): memory and time stay small."""
+
+from __future__ import annotations
+
+import os
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import zmq
+
+from conftest import ROOT, SUPPORT
+from moonpool.components.sdk import wire
+from moonpool.components.sdk.errors import ProtocolError
+from moonpool.components.sdk.security import ClientSecurity, generate_keys
+from moonpool.orchestrator.adapters.remote import RemoteAdapter
+from moonpool.v1 import lifecycle_pb2 as lc
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc RSS")
+
+MB = 2**20
+
+
+def _rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise AssertionError("no VmRSS")
+
+
+@pytest.fixture()
+def served(tmp_path):
+    keys = tmp_path / "keys"
+    for name in ("server", "orchestrator"):
+        generate_keys(name, keys)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
+    log = tmp_path / "serve.log"
+    with open(log, "w") as f:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
+             "faulty:Healthy",
+             "--bind", "tcp://127.0.0.1:*", "--key", str(keys / "server.key_secret"),
+             "--allow", str(keys / "orchestrator.key")],
+            cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 30
+        while "serving" not in log.read_text():
+            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        line = next(x for x in log.read_text().splitlines() if "serving" in x)
+        endpoint = line.split(" on ", 1)[1].split(" ", 1)[0]
+        yield proc, endpoint, keys, log
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _greeting() -> bytes:
+    """A ZMTP 3.0 greeting asking for CURVE, as a client (RFC 23)."""
+    return (b"\xff" + b"\0" * 8 + b"\x7f" + b"\x03\x00" + b"CURVE".ljust(20, b"\0")
+            + b"\x00" + b"\0" * 31)
+
+
+def _describe(endpoint: str, keys: Path) -> lc.Reply:
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    ClientSecurity.from_files(keys / "server.key", keys / "orchestrator.key_secret").apply(sock)
+    sock.connect(endpoint)
+    try:
+        req = lc.Request(protocol_version=1, request_id=1)
+        req.describe.SetInParent()
+        sock.send(wire.serialize(req))
+        assert sock.poll(10_000), "the server did not answer Describe"
+        return lc.Reply.FromString(sock.recv())
+    finally:
+        sock.close(0)
+
+
+def test_keyless_huge_frames_do_not_grow_the_server(served):
+    proc, endpoint, keys, log = served
+    host, port = endpoint.removeprefix("tcp://").rsplit(":", 1)
+    time.sleep(0.5)
+    idle = _rss_mb(proc.pid)
+    chunk = b"\0" * MB
+    conns = []
+    for _ in range(4):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        conns.append(s)
+        try:
+            # A command frame (flags 0x06: command, 8-byte size) declaring 700 MB.
+            s.sendall(_greeting() + b"\x06" + struct.pack(">Q", 700 * 10**6))
+            for _ in range(32):
+                s.sendall(chunk)
+        except OSError:  # the server closed the connection: what the limit does
+            pass
+    time.sleep(0.5)
+    grown = _rss_mb(proc.pid) - idle
+    for s in conns:
+        s.close()
+    assert grown < 50, f"server RSS grew by {grown:.0f} MB (idle {idle:.0f} MB)"
+    assert _describe(endpoint, keys).HasField("description")  # still serving
+    assert "Traceback" not in log.read_text()
+
+
+def test_authorised_oversize_frame_is_refused_clearly(served):
+    proc, endpoint, keys, log = served
+    security = ClientSecurity.from_files(keys / "server.key", keys / "orchestrator.key_secret")
+    adapter = RemoteAdapter("camera", endpoint, step_timeout_ns=5 * 10**9,
+                            setup_timeout_ns=10 * 10**9, security=security,
+                            max_message_bytes=wire.DEFAULT_MAX_MESSAGE_BYTES)
+    try:
+        assert adapter.describe().outputs
+        with pytest.raises(ProtocolError, match="max_message_bytes") as err:
+            adapter.send_encoded("step", wire.K_STEP, b"", 5.0, [b"\0" * (17 * MB)])
+        assert err.value.component == "camera" and err.value.fix
+    finally:
+        adapter.close()
+    # A peer that sends it anyway (an authorised raw socket) is disconnected; the
+    # server stays small and serves the next one.
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    security.apply(sock)
+    sock.connect(endpoint)
+    idle = _rss_mb(proc.pid)
+    try:
+        sock.send(b"\0" * (40 * MB))
+        time.sleep(1.0)
+        assert _rss_mb(proc.pid) - idle < 30
+    finally:
+        sock.close(0)
+    assert _describe(endpoint, keys).HasField("description")
+    assert "Traceback" not in log.read_text()
+
+
+# -- untrusted Terminated.metrics_json (issue 24, point 2) ------------------------------
+
+RIG = """
+[run]
+until = "0.2s"
+[components.src]
+entry = "faulty:Healthy"
+rate_hz = 100
+[components.src.parameters]
+at_step = -1
+[components.far]
+run = "remote"
+endpoint = "{endpoint}"
+rate_hz = 50
+"""
+
+
+class _LyingSocket:
+    """A ROUTER socket whose Terminated replies carry ``metrics_json`` instead."""
+
+    def __init__(self, sock: zmq.Socket, metrics_json: str) -> None:
+        self._sock, self._metrics = sock, metrics_json
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
+
+    def send_multipart(self, frames, copy=True):
+        reply = lc.Reply.FromString(bytes(frames[-1]))
+        if reply.WhichOneof("body") == "terminated":
+            reply.terminated.metrics_json = self._metrics
+            frames = [*frames[:-1], wire.serialize(reply)]
+        return self._sock.send_multipart(frames, copy=copy)
+
+
+@pytest.mark.parametrize("metrics_json", ["{", "[" * 5000 + "]" * 5000, '"a string"'])
+def test_malformed_metrics_fail_the_run_cleanly(tmp_path, metrics_json):
+    import threading
+
+    from faulty import Healthy
+    from moonpool.components.sdk.serve import Server
+    from moonpool.orchestrator.recording import read_recording
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    server = Server(Healthy, "tcp://127.0.0.1:*", context=zmq.Context())
+    server.sock = _LyingSocket(server.sock, metrics_json)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        rig = tmp_path / "rig.toml"
+        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
+        result = run_rig(load_and_check(rig), tmp_path / "out")
+    finally:
+        server.stop()
+        thread.join(5)
+    s = result.summary
+    assert s["status"] == "failed" and "component 'far'" in s["error"], s["error"]
+    assert "metrics_json" in s["error"] and "far" not in s["metrics"]
+    assert (tmp_path / "out" / "summary.json").exists()
+    mcap = tmp_path / "out" / "recording.mcap"
+    assert mcap.read_bytes().endswith(b"\x89MCAP0\r\n")  # finalised: footer and magic
+    assert sum(1 for _ in read_recording(mcap)) > 0
+
+
+def test_a_forged_instance_name_cannot_forge_a_server_log_line(served):
+    """Issue 24, point 12: a newline in Configure.instance_name wrote a forged line."""
+    proc, endpoint, keys, log = served
+    forged = "c\n[x INFO] accepted a connection from the holder of admin.key"
+    ctx = zmq.Context.instance()
+    sock = ctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    ClientSecurity.from_files(keys / "server.key", keys / "orchestrator.key_secret").apply(sock)
+    sock.connect(endpoint)
+    try:
+        for rid, body, msg in ((1, "configure", lc.Configure(instance_name=forged)),
+                               (2, "terminate", lc.Terminate())):
+            req = lc.Request(protocol_version=1, request_id=rid)
+            getattr(req, body).CopyFrom(msg)
+            sock.send(wire.serialize(req))
+            assert sock.poll(10_000)
+            sock.recv()
+    finally:
+        sock.close(0)
+    deadline = time.monotonic() + 10
+    while "session ended" not in log.read_text():
+        assert time.monotonic() < deadline, log.read_text()
+        time.sleep(0.05)
+    lines = log.read_text().splitlines()
+    assert not any(line.startswith("[x INFO]") for line in lines), lines
+    assert any("c\\n[x INFO] accepted" in line for line in lines), lines
+
+
+# -- remote text (issue 24, point 8) -----------------------------------------------------
+
+
+class _BlamingSocket:
+    """A ROUTER socket that answers the third Step with an Error blaming another
+    component, its text full of terminal escapes."""
+
+    def __init__(self, sock: zmq.Socket) -> None:
+        self._sock, self._steps = sock, 0
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
+
+    def send_multipart(self, frames, copy=True):
+        reply = lc.Reply.FromString(bytes(frames[-1]))
+        if reply.WhichOneof("body") == "step_result":
+            self._steps += 1
+            if self._steps == 3:
+                reply = lc.Reply(protocol_version=1, request_id=reply.request_id)
+                reply.error.code = lc.ERROR_CODE_STEP_FAILED
+                reply.error.component = "../../etc\x1b[2J"
+                reply.error.message = "boom\x1b]0;pwned\x07\n[INFO] all good\x1b[31m"
+                reply.error.fix = "relax\x1b[0m"
+                frames = [*frames[:-1], wire.serialize(reply)]
+        return self._sock.send_multipart(frames, copy=copy)
+
+
+def test_remote_error_text_is_sanitised_and_cannot_blame_another(tmp_path):
+    import json
+    import threading
+
+    from faulty import Healthy
+    from moonpool.components.sdk.serve import Server
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    server = Server(Healthy, "tcp://127.0.0.1:*", context=zmq.Context())
+    server.sock = _BlamingSocket(server.sock)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        rig = tmp_path / "rig.toml"
+        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
+        result = run_rig(load_and_check(rig), tmp_path / "out")
+    finally:
+        server.stop()
+        thread.join(5)
+    s = result.summary
+    assert s["status"] == "failed" and s["failed_component"] == "far", s
+    assert "'../../etc\\x1b[2J'" in s["error"] and "\\n[INFO] all good" in s["error"]
+    text = (tmp_path / "out" / "summary.json").read_text()
+    assert not any(ord(c) < 32 and c != "\n" for c in json.loads(text)["error"])
+    assert "\\u001b" not in text and "\x1b" not in text
