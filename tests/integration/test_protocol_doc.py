@@ -222,7 +222,7 @@ class RawDoubler:
                 self._step(req.step, attachments, reply)
             elif body == "terminate":
                 metrics = ""
-                if self.state in (lc.COMPONENT_STATE_CONFIGURED, lc.COMPONENT_STATE_INITIALIZED):
+                if self.state == lc.COMPONENT_STATE_INITIALIZED:  # §5: no run, no metrics
                     metrics = json.dumps({"outputs": self.outputs_made}, sort_keys=True)
                 self.state = lc.COMPONENT_STATE_TERMINATED
                 reply.terminated.metrics_json = metrics
@@ -650,4 +650,4 @@ def test_raw_component_answers_like_the_sdk(raw):
     assert codes[27] == ("terminated", 20, '{"outputs": 3}')
     assert codes[28] == ("heartbeat", 4, (lc.COMPONENT_STATE_CREATED, 1))
     assert codes[30] == ("ack", 3, None)
-    assert codes[31] == ("terminated", 4, '{"outputs": 0}')
+    assert codes[31] == ("terminated", 4, "")  # configured, never initialized: no metrics
