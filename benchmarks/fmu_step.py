@@ -61,39 +61,66 @@ DO_STEP = ("/components/fmi/cosimulation.py", ("step", "_do_step"))
 TRIVIAL = False
 
 
-def build_trivial(d: Path) -> Path:
-    """Compile benchmarks/trivial_fmu/trivial.c into ``d/trivial.fmu`` (FMI 3.0 CS)."""
+def build_trivial(d: Path, version: int = 3) -> Path:
+    """Compile the trivial FMU into ``d/trivial.fmu``: FMI 3.0 co-simulation from
+    benchmarks/trivial_fmu/trivial.c (version 3), or FMI 2.0 co-simulation from
+    trivial2.c (version 2, for the peers that load FMI 2 only). Same variables and
+    value references either way: u0..u5 (1..6) in, y0..y22 (7..29) out."""
     import subprocess
     import zipfile
 
     import fmpy
-    from fmpy.fmi3 import FMU3Slave
 
-    src = (ROOT / "benchmarks" / "trivial_fmu" / "trivial.c").read_text()
-    defined = {line.split("(")[0].split()[-1].lstrip("*") for line in src.splitlines()
-               if line.startswith(("int fmi3", "void *fmi3", "void fmi3"))}
-    stubs = "".join(f"int {n}(void) {{ return 3; }}\n" for n in sorted(
-        n for n in dir(FMU3Slave) if n.startswith("fmi3") and n not in defined))
-    (d / "trivial.c").write_text(src + stubs)
     cc = shutil.which("cc") or shutil.which("gcc")
-    subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", "trivial.so", "trivial.c"], cwd=d,
-                   check=True)
-    rows = ['    <Float64 name="time" valueReference="0" causality="independent" '
-            'variability="continuous"/>']
-    rows += [f'    <Float64 name="u{i}" valueReference="{i + 1}" causality="input" '
-             'variability="continuous" start="0"/>' for i in range(6)]
-    rows += [f'    <Float64 name="y{i}" valueReference="{i + 7}" causality="output" '
-             'variability="continuous"/>' for i in range(23)]
-    md = ('<?xml version="1.0" encoding="UTF-8"?>\n<fmiModelDescription fmiVersion="3.0" '
-          'modelName="trivial" instantiationToken="{moonpool-benchmark-trivial}">\n'
-          '  <CoSimulation modelIdentifier="trivial"/>\n  <ModelVariables>\n'
-          + "\n".join(rows) + "\n  </ModelVariables>\n  <ModelStructure>\n"
-          + "".join(f'    <Output valueReference="{i + 7}"/>\n' for i in range(23))
-          + "  </ModelStructure>\n</fmiModelDescription>\n")
+    if version == 2:
+        headers = Path(fmpy.__file__).parent / "c-code"
+        subprocess.run([cc, "-shared", "-fPIC", "-O2", "-I", str(headers), "-o", "trivial.so",
+                        str(ROOT / "benchmarks" / "trivial_fmu" / "trivial2.c")], cwd=d,
+                       check=True)
+        real = '<Real start="0"/>'
+        unknowns = "".join(f'      <Unknown index="{i + 7}" dependencies="{i % 6 + 1}"/>\n'
+                           for i in range(23))
+        rows = [f'    <ScalarVariable name="u{i}" valueReference="{i + 1}" causality="input" '
+                f'variability="continuous">{real}</ScalarVariable>' for i in range(6)]
+        rows += [f'    <ScalarVariable name="y{i}" valueReference="{i + 7}" causality="output" '
+                 'variability="continuous"><Real/></ScalarVariable>' for i in range(23)]
+        md = ('<?xml version="1.0" encoding="UTF-8"?>\n<fmiModelDescription fmiVersion="2.0" '
+              'modelName="trivial" guid="{moonpool-benchmark-trivial-2}" '
+              'variableNamingConvention="flat">\n'
+              '  <CoSimulation modelIdentifier="trivial" '
+              'canHandleVariableCommunicationStepSize="true"/>\n  <ModelVariables>\n'
+              + "\n".join(rows) + "\n  </ModelVariables>\n  <ModelStructure>\n    <Outputs>\n"
+              + unknowns + "    </Outputs>\n    <InitialUnknowns>\n" + unknowns
+              + "    </InitialUnknowns>\n  </ModelStructure>\n</fmiModelDescription>\n")
+        platform = fmpy.platform  # FMI 2's binaries/ folder: linux64, darwin64, win64
+    else:
+        from fmpy.fmi3 import FMU3Slave
+
+        src = (ROOT / "benchmarks" / "trivial_fmu" / "trivial.c").read_text()
+        defined = {line.split("(")[0].split()[-1].lstrip("*") for line in src.splitlines()
+                   if line.startswith(("int fmi3", "void *fmi3", "void fmi3"))}
+        stubs = "".join(f"int {n}(void) {{ return 3; }}\n" for n in sorted(
+            n for n in dir(FMU3Slave) if n.startswith("fmi3") and n not in defined))
+        (d / "trivial.c").write_text(src + stubs)
+        subprocess.run([cc, "-shared", "-fPIC", "-O2", "-o", "trivial.so", "trivial.c"], cwd=d,
+                       check=True)
+        rows = ['    <Float64 name="time" valueReference="0" causality="independent" '
+                'variability="continuous"/>']
+        rows += [f'    <Float64 name="u{i}" valueReference="{i + 1}" causality="input" '
+                 'variability="continuous" start="0"/>' for i in range(6)]
+        rows += [f'    <Float64 name="y{i}" valueReference="{i + 7}" causality="output" '
+                 'variability="continuous"/>' for i in range(23)]
+        md = ('<?xml version="1.0" encoding="UTF-8"?>\n<fmiModelDescription fmiVersion="3.0" '
+              'modelName="trivial" instantiationToken="{moonpool-benchmark-trivial}">\n'
+              '  <CoSimulation modelIdentifier="trivial"/>\n  <ModelVariables>\n'
+              + "\n".join(rows) + "\n  </ModelVariables>\n  <ModelStructure>\n"
+              + "".join(f'    <Output valueReference="{i + 7}"/>\n' for i in range(23))
+              + "  </ModelStructure>\n</fmiModelDescription>\n")
+        platform = fmpy.platform_tuple
     path = d / "trivial.fmu"
     with zipfile.ZipFile(path, "w") as z:
         z.writestr("modelDescription.xml", md)
-        z.write(d / "trivial.so", f"binaries/{fmpy.platform_tuple}/trivial.so")
+        z.write(d / "trivial.so", f"binaries/{platform}/trivial.so")
     return path
 
 
