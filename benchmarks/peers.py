@@ -148,7 +148,7 @@ def mosaik_chain(fmu_path: Path, n: int, ticks: int, processes: bool) -> float:
     except ImportError:
         pass
     if processes:
-        starter = {"cmd": f"%(python)s {HERE / 'mosaik_fmu.py'} %(addr)s"}
+        starter = {"cmd": f"%(python)s {HERE / 'mosaik_fmu.py'} -l warning %(addr)s"}
     else:
         starter = {"python": "mosaik_fmu:FmuSimulator"}
     sims = {f"S{k}": starter for k in range(n)}

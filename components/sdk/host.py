@@ -85,6 +85,11 @@ class Output:
 class ComponentHost:
     """Hosts one component instance (see the module docstring)."""
 
+    output_type: Any = Output
+    """What ``initialize`` and ``step`` return per message: called as
+    ``output_type(port, type_name, message, payload, attachment)`` (an in-process
+    orchestrator makes its own sample objects here, one object per message)."""
+
     def __init__(self, component: Component, base_dir: str | Path | None = None) -> None:
         """``base_dir``: the folder relative ``Path`` parameters are taken from (the
         rig file's folder; ``moonpool serve --base-dir``); None: the current folder."""
@@ -338,6 +343,7 @@ class ComponentHost:
             )
         outputs = []
         seq = self._seq
+        make = self.output_type
         found = 0
         # Declared order, so recordings and digests do not depend on dict order.
         for name, cls, type_name, has_header in self._output_table:
@@ -363,8 +369,8 @@ class ComponentHost:
                 header.source = self.name
                 header.seq = seq[name]
             seq[name] += 1
-            outputs.append(Output(name, type_name, value,
-                                  value.SerializeToString(deterministic=True), attachment))
+            outputs.append(make(name, type_name, value,
+                                value.SerializeToString(deterministic=True), attachment))
         if found != len(result):
             unknown = set(result) - set(self._outputs)
             self.state = FAILED

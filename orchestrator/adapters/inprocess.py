@@ -4,8 +4,12 @@ Same semantics as the wire: the component goes through a ``ComponentHost`` (the
 code the serve loop uses), its outputs are serialized once, and consumers receive
 decoded copies, so an in-process run and a multi-process run give the same stream.
 
-A step that does not return within its timeout is interrupted with SIGALRM (main
-thread only) and the run fails with StepTimeout.
+A step that does not return within its timeout is interrupted (main thread only) and
+the run fails with StepTimeout: a watchdog thread, woken at the running step's
+deadline, sends SIGALRM to the main thread, whose handler raises. A step itself only
+writes its deadline and clears it (no system call per step); the watchdog wakes at
+most once per (shortest) step timeout while steps run, and never signals a step
+that is within its time.
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.component import Attached, Component
 from moonpool.components.sdk.errors import StepTimeout
-from moonpool.components.sdk.host import ComponentHost, Output
+from moonpool.components.sdk.host import ComponentHost
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample
@@ -28,32 +32,88 @@ class _Alarm(BaseException):
     """Raised by the SIGALRM handler; BaseException so component code cannot swallow it."""
 
 
+class _Watchdog:
+    """Interrupts the main thread when its in-process step overruns its deadline.
+
+    ``deadline_ns`` (time.perf_counter_ns) is set by the adapter before a step and reset
+    to 0 after it; the thread sleeps until the deadline it sees (at most ``poll_s``
+    while no step runs, the shortest timeout registered), and if the same step is
+    still running then, sends SIGALRM to the main thread. One per process, started
+    by the first adapter that needs it."""
+
+    def __init__(self) -> None:
+        self.deadline_ns = 0
+        self.fired = 0  # the deadline of the step the thread interrupted last
+        self.poll_s = 1.0
+        self.users = 0
+        self._previous: Any = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def register(self, timeout_s: float) -> None:
+        if self.users == 0:
+            self._previous = signal.signal(signal.SIGALRM, _on_alarm)
+            self._stop.clear()
+            self.poll_s = timeout_s
+            self._thread = threading.Thread(target=self._watch, args=(threading.main_thread(),),
+                                            name="moonpool-step-watchdog", daemon=True)
+            self._thread.start()
+        self.users += 1
+        self.poll_s = min(self.poll_s, timeout_s)
+
+    def release(self) -> None:
+        if self.users == 0:
+            return
+        self.users -= 1
+        if self.users == 0:
+            self._stop.set()
+            if self._thread is not None:
+                self._thread.join(5.0)
+                self._thread = None
+            self.deadline_ns = 0
+            if signal.getsignal(signal.SIGALRM) is _on_alarm:
+                signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+
+    def _watch(self, main: threading.Thread) -> None:
+        stop = self._stop
+        while not stop.is_set():
+            deadline = self.deadline_ns
+            if not deadline:
+                stop.wait(self.poll_s)
+                continue
+            late = time.perf_counter_ns() - deadline
+            if late < 0:
+                stop.wait(-late * 1e-9)
+            elif deadline == self.fired:  # signalled already: wait for that step to end
+                stop.wait(self.poll_s)
+            else:  # the same step, still running: interrupt it
+                self.fired = deadline
+                signal.pthread_kill(main.ident, signal.SIGALRM)
+
+
 def _on_alarm(signum: int, frame: Any) -> None:
-    raise _Alarm()
+    # Only while the overrunning step is still running: a signal that arrives just
+    # after it returned (its deadline cleared) is ignored.
+    if _WATCHDOG.deadline_ns and _WATCHDOG.deadline_ns == _WATCHDOG.fired:
+        raise _Alarm()
 
 
-_previous_handler: Any = None
-_installed = 0
+_WATCHDOG = _Watchdog()
 
 
-def _install_alarm() -> None:
-    """Install the SIGALRM handler once (per process) while any adapter uses it."""
-    global _previous_handler, _installed
-    if not _installed:
-        _previous_handler = signal.signal(signal.SIGALRM, _on_alarm)
-        _installed = 1
+class _LocalSample(Sample):
+    """A Sample made by the host straight from the component's output (no Output object
+    in between; the message is not kept: consumers decode their own copy)."""
 
+    __slots__ = ()
 
-def _restore_alarm() -> None:
-    global _installed
-    if _installed and signal.getsignal(signal.SIGALRM) is _on_alarm:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, _previous_handler or signal.SIG_DFL)
-        _installed = 0
-
-
-def to_samples(outputs: list[Output]) -> list[Sample]:
-    return [Sample(o.port, o.type_name, o.payload, o.attachment) for o in outputs]
+    def __init__(self, port: str, type_name: str, message: Any, payload: bytes,
+                 attachment: Any = None) -> None:
+        self.port = port
+        self.type_name = type_name
+        self.payload = payload
+        self.attachment = attachment
+        self._message = None
 
 
 class InProcessAdapter(Adapter):
@@ -64,10 +124,14 @@ class InProcessAdapter(Adapter):
     ) -> None:
         super().__init__(name)
         self.host = ComponentHost(component, base_dir=base_dir)
+        self.host.output_type = _LocalSample
         self.step_timeout_s = step_timeout_ns * 1e-9
+        self._timeout_ns = step_timeout_ns
         self._pending: tuple[int, int, dict[str, Any]] | None = None
         self._queued = {p.name for p in type(component).inputs if p.queued}
         self._use_alarm = threading.current_thread() is threading.main_thread()
+        if self._use_alarm:
+            _WATCHDOG.register(self.step_timeout_s)
 
     def describe(self) -> lc.Description:
         self.description = self.host.describe()
@@ -81,27 +145,31 @@ class InProcessAdapter(Adapter):
                    inputs: dict[str, Any] | None = None) -> list[Sample]:
         decoded = {port: _payload_of(s) for port, s in (inputs or {}).items()
                    if not isinstance(s, list)}
-        return to_samples(self.host.initialize(start_time_ns, decoded or None))
+        return self.host.initialize(start_time_ns, decoded or None)
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
         self._pending = (t_ns, dt_ns, inputs, self.take_parameters())
 
     def finish_step(self) -> list[Sample]:
-        assert self._pending is not None, "finish_step without start_step"
-        t_ns, dt_ns, inputs, parameters = self._pending
+        pending = self._pending
+        assert pending is not None, "finish_step without start_step"
+        t_ns, dt_ns, inputs, parameters = pending
         self._pending = None
-        decoded: dict[str, Any] = {}
-        for port, value in inputs.items():
-            if isinstance(value, list):
-                decoded[port] = [_payload_of(s) for s in value]
-            else:
-                decoded[port] = _payload_of(value)
+        if inputs:
+            decoded: dict[str, Any] = {}
+            for port, value in inputs.items():
+                if value.__class__ is list:
+                    decoded[port] = [_payload_of(s) for s in value]
+                else:
+                    decoded[port] = _payload_of(value)
+        else:
+            decoded = {}
         for port in self._queued:
             decoded.setdefault(port, [])
+        watch = self._use_alarm
         t0 = time.perf_counter_ns()
-        if self._use_alarm:
-            _install_alarm()
-            signal.setitimer(signal.ITIMER_REAL, self.step_timeout_s)
+        if watch:
+            _WATCHDOG.deadline_ns = t0 + self._timeout_ns
         try:
             outputs = self.host.step(t_ns, dt_ns, decoded, parameters)
         except _Alarm as exc:
@@ -116,19 +184,20 @@ class InProcessAdapter(Adapter):
             self.failed = True
             raise
         finally:
-            if self._use_alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+            if watch:
+                _WATCHDOG.deadline_ns = 0
         self.times.add(time.perf_counter_ns() - t0)
         if self.host.component.finished:
             self.finished = self.host.component.finished
-        return to_samples(outputs)
+        return outputs
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         return self.host.terminate()
 
     def close(self) -> None:
         if self._use_alarm:
-            _restore_alarm()
+            self._use_alarm = False
+            _WATCHDOG.release()
         if self.host.state != lc.COMPONENT_STATE_TERMINATED:
             try:
                 self.host.terminate()
