@@ -589,25 +589,28 @@ class Execution:
                         s.adapter.flush()
                 if self._pending:
                     self._write_pending()
-                results = {}
-                for s in local:
-                    s.adapter.start_step(t, s.t_next - t, gather(s, t))
-                    results[s.index] = s.adapter.finish_step()
-                for s in due:  # heap order == rank == index for Jacobi
-                    if s.remote:
-                        hole(s, s.t_next)
-                    else:
-                        publish(s, results[s.index], s.t_next)
+                if not sends:  # all in-process: published in order as they are stepped
+                    for s in local:  # (visible at t_next > t: no input of this instant sees them)
+                        publish(s, s.adapter.step(t, s.t_next - t, gather(s, t)), s.t_next)
+                else:
+                    results = {}
+                    for s in local:
+                        results[s.index] = s.adapter.step(t, s.t_next - t, gather(s, t))
+                    for s in due:  # heap order == rank == index for Jacobi
+                        if s.remote:
+                            hole(s, s.t_next)
+                        else:
+                            publish(s, results[s.index], s.t_next)
             else:
                 for s in due:  # heap order == Gauss-Seidel rank
                     if has_remote:
                         need(s, t)  # the steps of this instant earlier in the order
-                    s.adapter.start_step(t, s.t_next - t, gather(s, t))
                     if s.remote:
+                        s.adapter.start_step(t, s.t_next - t, gather(s, t))
                         s.adapter.flush()
                         hole(s, t)
                     else:
-                        publish(s, s.adapter.finish_step(), t)
+                        publish(s, s.adapter.step(t, s.t_next - t, gather(s, t)), t)
                 if self._pending:
                     self._write_pending()
             for s in due:

@@ -123,6 +123,12 @@ class Adapter:
     def flush(self) -> None:
         """Send what start_step queued (process groups batch their members' steps)."""
 
+    def step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> list[Sample]:
+        """``start_step`` and ``finish_step`` in one call (the execution's way of stepping
+        an in-process component)."""
+        self.start_step(t_ns, dt_ns, inputs)
+        return self.finish_step()
+
     def finish_step(self) -> list[Sample]:
         raise NotImplementedError
 

@@ -153,8 +153,13 @@ class InProcessAdapter(Adapter):
     def finish_step(self) -> list[Sample]:
         pending = self._pending
         assert pending is not None, "finish_step without start_step"
-        t_ns, dt_ns, inputs, parameters = pending
         self._pending = None
+        return self.step(*pending)
+
+    def step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any],
+             parameters: tuple[tuple[str, Any], ...] | None = None) -> list[Sample]:
+        if parameters is None:
+            parameters = self.take_parameters() if self.next_parameters else ()
         if inputs:
             decoded: dict[str, Any] = {}
             for port, value in inputs.items():
