@@ -183,12 +183,14 @@ class _Slot:
         # Fraction once (advance() runs for every step).
         p, q = self.schedule.rate_hz.numerator, self.schedule.rate_hz.denominator
         self._num, self._p, self._den = 2 * 1_000_000_000 * q, p, 2 * p
+        self._offset = self.schedule.offset_ns
+        self.conn_id = id(self.adapter.connection)  # its connection (a group's is shared)
 
     def advance(self) -> None:
         """Move to the next instant of the schedule (computed once, kept)."""
         self.k = k = self.k + 1
         self.t_now = self.t_next
-        self.t_next = self.schedule.offset_ns + ((k + 1) * self._num + self._p) // self._den
+        self.t_next = self._offset + ((k + 1) * self._num + self._p) // self._den
 
 
 class _Hole:
@@ -242,7 +244,9 @@ class Execution:
         self._write = observer.write
         self._pending: list[Any] = []  # write arguments (tuples) and _Holes, in order
         self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
-        self._busy: dict[int, list[_Hole]] = {}  # id(connection) -> its holes
+        self._busy: dict[int, list[_Hole]] = {id(c): [] for c in self._connections}
+        """id(connection) -> its steps sent and not collected, in order"""
+        self._first_deadline = float("inf")  # no step sent is overdue before this
         self._due: list[_Slot] = []  # the components due at the current tick
         self._waiting: set[int] = set()  # id(connection) whose reply is being waited for
         self._sweep_s = rig.run.heartbeat_interval_ns * 0.25e-9
@@ -365,10 +369,13 @@ class Execution:
 
     def _hole(self, s: _Slot, visible_ns: int) -> None:
         """``s``'s step was sent: it holds its place in the stream until collected."""
-        hole = _Hole(s, visible_ns, time.monotonic() + s.adapter.step_timeout_s)
+        deadline = time.monotonic() + s.adapter.step_timeout_s
+        hole = _Hole(s, visible_ns, deadline)
         self._holes[s.index] = hole
-        self._busy.setdefault(id(s.adapter.connection), []).append(hole)
+        self._busy[s.conn_id].append(hole)
         self._pending.append(hole)
+        if deadline < self._first_deadline:
+            self._first_deadline = deadline
 
     def _collect(self, hole: _Hole) -> None:
         """Wait for a sent step's reply and deliver its messages (routes and stream)."""
@@ -376,19 +383,19 @@ class Execution:
         if self._holes.get(s.index) is not hole:
             return  # collected meanwhile (while waiting for another reply)
         del self._holes[s.index]
-        conn = id(s.adapter.connection)
-        self._busy[conn].remove(hole)
+        conn = s.conn_id
+        busy = self._busy[conn]
+        if busy[0] is hole:
+            del busy[0]
+        else:
+            busy.remove(hole)
         self._waiting.add(conn)
         try:
             samples = s.adapter.finish_step()
         finally:
             self._waiting.discard(conn)
         rows: list = []
-        before, self._write = self._write, self._defer_to(rows)
-        try:
-            self._publish(s, samples, hole.visible_ns, hole.end_ns)
-        finally:
-            self._write = before
+        self._publish(s, samples, hole.visible_ns, hole.end_ns, rows)
         hole.rows = rows
 
     def _sweep(self, now: float) -> None:
@@ -408,20 +415,13 @@ class Execution:
                 while busy:
                     self._collect(busy[0])
 
-    @staticmethod
-    def _defer_to(rows: list) -> Callable[[int, int, bytes, Any], None]:
-        def write(channel: int, log_time_ns: int, payload: bytes, attachment: Any) -> None:
-            rows.append((channel, log_time_ns, payload, attachment))
-        return write
-
     def _need(self, s: _Slot, t: int) -> None:
         """Collect what ``s`` needs before its step at ``t``: sent steps on its
         connection (one request at a time), and those of its sources whose messages
         reach it by ``t``."""
-        if self._busy:
-            busy = self._busy.get(id(s.adapter.connection))
-            while busy:
-                self._collect(busy[0])
+        busy = self._busy.get(s.conn_id)
+        while busy:
+            self._collect(busy[0])
         holes = self._holes
         for src, delay in s.feeders:
             hole = holes.get(src.index)
@@ -444,8 +444,12 @@ class Execution:
 
     def _collect_overdue(self, now: float) -> None:
         """Collect (and so fail on) steps past their timeout that nobody needed yet."""
+        if now <= self._first_deadline:  # (a bound: the earliest of the steps sent so far)
+            return
         for hole in [h for h in self._holes.values() if now > h.deadline]:
             self._collect(hole)
+        self._first_deadline = min((h.deadline for h in self._holes.values()),
+                                   default=float("inf"))
 
     def wait(self, seconds: float) -> None:
         """Sleep for ``seconds`` (the pacer's sleep), collecting the replies of sent
@@ -476,11 +480,14 @@ class Execution:
             time.sleep(left)
 
     def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int,
-                 end_ns: int | None = None) -> None:
+                 end_ns: int | None = None, rows: list | None = None) -> None:
+        """Route ``samples`` and hand them to the observer (or, given ``rows``, append
+        their observer writes there: a collected step's place in the stream)."""
         if self.finished is not None:  # a component ended the simulation: nothing after it
             if (slot.t_next if end_ns is None else end_ns) > self.finished[1]:
                 return
         write = self._write
+        append = None if rows is None else rows.append
         outs = slot.outs
         for sample in samples:
             out = outs.get(sample.port)
@@ -493,7 +500,10 @@ class Execution:
                     f"produced a message on {what}",
                     component=slot.name, fix="send only the declared ports and types",
                 )
-            write(out[0], visible_ns, sample.payload, sample.attachment)
+            if append is None:
+                write(out[0], visible_ns, sample.payload, sample.attachment)
+            else:
+                append((out[0], visible_ns, sample.payload, sample.attachment))
             for target, delay in out[2]:
                 target.queue.append((visible_ns + delay, sample))
         self.messages += len(samples)

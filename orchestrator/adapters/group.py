@@ -121,12 +121,13 @@ class ProcessGroup:
                 raise ProtocolError(f"the batch result names '{entry.instance}' where "
                                     f"'{member}' was stepped",
                                     fix="this is a bug in the group's server")
-            if entry.WhichOneof("body") == "error":
+            if not entry.HasField("result"):  # its Error
                 unpacked[member] = entry.error
-            else:
-                unpacked[member] = samples(entry.result.outputs, frames)
-                if entry.result.finished:
-                    self.finished[member] = remote_text(entry.result.finished, 500)
+                continue
+            result = entry.result
+            unpacked[member] = samples(result.outputs, frames)
+            if result.finished:
+                self.finished[member] = remote_text(result.finished, 500)
         return unpacked
 
     def release(self, member: str) -> None:
