@@ -66,20 +66,26 @@ def _figures(late_us: np.ndarray) -> dict[str, float]:
             "over_1ms": int((late_us > 1000.0).sum())}
 
 
-def pacer_probe(seconds: float, rate_hz: float, priority: int) -> dict[str, float]:
-    """The Pacer pacing an empty tick at rate_hz for ``seconds``."""
+def empty_loop(seconds: float, rate_hz: float, priority: int) -> tuple[np.ndarray, Pacer]:
+    """The Pacer pacing an empty tick at rate_hz for ``seconds``: the ticks' lateness
+    (µs; the first tick anchors the schedule and is left out) and the pacer (closed)."""
     period_ns = round(1e9 / rate_hz)
     pacer = Pacer(1, "warn", period_ns=period_ns, priority=priority)
     try:
         for k in range(int(seconds * rate_hz) + 1):
             pacer(k * period_ns)
-        late = pacer.lateness_ns()[1:] / 1e3  # the first tick anchors (0)
-        out = _figures(late)
-        out["scheduler"] = pacer.scheduler
-        out["overruns"] = pacer.overruns
-        return out
+        return pacer.lateness_ns()[1:] / 1e3, pacer
     finally:
         pacer.close()
+
+
+def pacer_probe(seconds: float, rate_hz: float, priority: int) -> dict[str, float]:
+    """The Pacer pacing an empty tick at rate_hz for ``seconds``."""
+    late, pacer = empty_loop(seconds, rate_hz, priority)
+    out = _figures(late)
+    out["scheduler"] = pacer.scheduler
+    out["overruns"] = pacer.overruns
+    return out
 
 
 def cyclictest_probe(seconds: float, rate_hz: float, priority: int) -> dict[str, float] | None:

@@ -21,6 +21,13 @@ the wall clock (``run.realtime``), exactly as ``moonpool run RIG --realtime`` do
 itself (the pacer normally freezes the setup's objects and collects in the slack).
 The acceptance targets of the real-time issue are printed against the figures:
 lateness p99 < 1 ms and max < 5 ms at 100 Hz ticks.
+
+The machine's own floor, in the same invocation: unless ``--floor-seconds 0``, the
+empty loop of benchmarks/platform_jitter.py (moonpool's pacer stepping nothing, at
+the same priority and the rig's tick rate) runs for half of ``--floor-seconds``
+(default: as long as the rig) before the rig and half after it, and the rig is judged
+against it (issue 21): lateness p99 <= the empty loop's p99 + 0.5 ms, max <= the empty
+loop's max + 2 ms, and no overrun.
 """
 
 from __future__ import annotations
@@ -37,6 +44,9 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from platform_jitter import empty_loop  # noqa: E402  (the machine's floor, same code)
 
 
 def _cpu_times() -> tuple[float, float, float]:
@@ -83,7 +93,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="override a rig key (repeatable)")
     ap.add_argument("--out", type=Path, help="run folder (default: a temporary one)")
     ap.add_argument("--json", action="store_true", help="also print the realtime block as JSON")
+    ap.add_argument("--floor-seconds", type=float, default=None,
+                    help="seconds of the empty loop (half before the rig, half after; "
+                    "default: --seconds; 0: none)")
     args = ap.parse_args(argv)
+    floor_s = args.seconds if args.floor_seconds is None else args.floor_seconds
 
     from moonpool.orchestrator import run as run_mod
     from moonpool.orchestrator.rigfile import load_and_check
@@ -108,13 +122,19 @@ def main(argv: list[str] | None = None) -> int:
 
     run_mod.make_pacer = capture
     out = args.out or Path(tempfile.mkdtemp(prefix="moonpool-realtime-"))
+    rate_hz = 1e9 / min(c.schedule.nominal_period_ns for c in rig.components) * args.factor
+    floor: list[np.ndarray] = []
 
     load_before = os.getloadavg()
+    if floor_s > 0:
+        floor.append(empty_loop(floor_s / 2, rate_hz, args.priority)[0])
     busy0, total0, steal0 = _cpu_times()
     own0 = _own_cpu_s()
     result = run_mod.run_rig(rig, out)
     busy1, total1, steal1 = _cpu_times()
     own1 = _own_cpu_s()
+    if floor_s > 0:
+        floor.append(empty_loop(floor_s / 2, rate_hz, args.priority)[0])
     load_after = os.getloadavg()
     s = result.summary
     rt = s["realtime"] or {}
@@ -162,6 +182,17 @@ def main(argv: list[str] | None = None) -> int:
         okmax = rt["lateness_max_us"] < 5000
         print(f"targets       p99 < 1 ms: {'met' if ok99 else 'NOT met'};  "
               f"max < 5 ms: {'met' if okmax else 'NOT met'}")
+    if rt and floor:
+        empty = np.concatenate(floor)
+        e99, emax = float(np.percentile(empty, 99.0)), float(empty.max())
+        print(f"empty loop    {empty.size} ticks at {rate_hz:g} Hz, {floor_s / 2:g} s before and "
+              f"after the rig, same priority: p50 {np.percentile(empty, 50):.1f} µs   "
+              f"p99 {e99:.1f} µs   max {emax:.1f} µs")
+        r99, rmax, over = rt["lateness_p99_us"], rt["lateness_max_us"], rt["overruns"]
+        print(f"vs the floor  p99 {r99:.1f} <= {e99:.1f} + 500 µs: "
+              f"{'met' if r99 <= e99 + 500 else 'NOT met'};  max {rmax:.1f} <= {emax:.1f} + "
+              f"2000 µs: {'met' if rmax <= emax + 2000 else 'NOT met'};  overruns {over} = 0: "
+              f"{'met' if over == 0 else 'NOT met'}")
     if args.json:
         print(json.dumps({"realtime": rt, "load_before": load_before, "load_after": load_after,
                           "machine_busy": machine_busy, "own_share": own_share,

@@ -34,6 +34,7 @@ from moonpool.components.sdk.errors import (
     SimulationError,
 )
 from moonpool.components.sdk.loading import load_entry
+from moonpool.components.sdk.scheduling import fifo_io_threads
 from moonpool.components.sdk.security import ClientSecurity, leaves_loopback
 
 from . import summary as summary_mod
@@ -101,6 +102,14 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
     """One adapter per component; child processes are spawned here (in parallel)."""
     adapters: dict[str, Adapter] = {}
     ctx = zmq.Context.instance()
+    # Real time at SCHED_FIFO N: ZeroMQ's I/O threads (started with the first socket)
+    # run at N too, and the components' child processes at N - 1 (below the stepping
+    # thread, above everything else): a loaded machine delays neither their work nor
+    # their messages (docs/realtime.md "Priorities").
+    priority = rig.run.realtime_priority if rig.run.realtime else 0
+    if priority and not fifo_io_threads(ctx, priority):
+        priority = 0  # not allowed here: the pacer says so too, and paces at normal priority
+    child_priority = max(1, priority - 1) if priority else 0
     groups: dict[str, ProcessGroup] = {}
     try:
         for i, c in enumerate(rig.components):
@@ -132,6 +141,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
                         f"group:{c.group}", {m.name: m.entry for m in members},
                         f"ipc://{sock_dir}/g{i}.sock", base_dir=c.base_dir,
                         log_path=(log_dir / f"group-{c.group}.log") if log_dir else None,
+                        realtime_priority=child_priority,
                         **{**common, "step_timeout_ns": max(m.step_timeout_ns for m in members),
                            "setup_timeout_ns": max(m.setup_timeout_ns for m in members)},
                     )
@@ -147,7 +157,8 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, 
             elif c.placement == "process":
                 adapters[c.name] = ProcessAdapter(
                     c.name, c.entry, f"ipc://{sock_dir}/{i}.sock", base_dir=c.base_dir,
-                    log_path=(log_dir / f"{c.name}.log") if log_dir else None, **common,
+                    log_path=(log_dir / f"{c.name}.log") if log_dir else None,
+                    realtime_priority=child_priority, **common,
                 )
             else:
                 security = (ClientSecurity.from_files(c.server_key, c.client_key)

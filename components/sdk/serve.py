@@ -67,6 +67,7 @@ from .wire import (
     string_field,
     varint,
 )
+from .scheduling import fifo_io_threads, fifo_thread
 from .security import ServerSecurity, leaves_loopback
 
 log = logging.getLogger("moonpool.serve")
@@ -135,9 +136,13 @@ class Server:
         base_dir: str | None = None,
         security: ServerSecurity | None = None,
         max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+        realtime_priority: int = 0,
     ) -> None:
         """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
-        a peer declaring a larger one is disconnected before anything is allocated)."""
+        a peer declaring a larger one is disconnected before anything is allocated).
+        ``realtime_priority`` 1-99: the serving thread becomes SCHED_FIFO of that priority
+        at the first step (set-up, e.g. loading a scene, stays at normal priority)."""
+        self.realtime_priority = realtime_priority
         if (factory is None) == (components is None):
             raise ValueError("give either one factory or a dict of named components")
         # One component: key "" (requests need not name it). A group: by instance name.
@@ -317,6 +322,9 @@ class Server:
         attachments: list[Any] = []
         end_session = False
         host = None
+        if self.realtime_priority and body in ("step", "step_batch"):
+            fifo_thread(self.realtime_priority)
+            self.realtime_priority = 0  # once
         try:
             if body == "step_batch":
                 result = self._step_batch(req.step_batch, rest[1:], attachments)
@@ -563,6 +571,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--realtime-priority", type=int, default=0, metavar="N",
+                        help="real time: step as a SCHED_FIFO process of priority N (1-99) "
+                        "from the first step on, ZeroMQ's I/O threads too (0: normal)")
     add_max_message_argument(parser)
     add_security_arguments(parser)
     args = parser.parse_args(argv)
@@ -598,10 +609,18 @@ def main(argv: list[str] | None = None) -> int:
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    if not 0 <= args.realtime_priority <= 99:
+        print(f"error: --realtime-priority must be 0-99, got {args.realtime_priority}",
+              file=sys.stderr)
+        return 2
+    if args.realtime_priority and not fifo_io_threads(zmq.Context.instance(),
+                                                      args.realtime_priority):
+        args.realtime_priority = 0
     try:
         server = Server(cls, args.bind, components=components, once=args.once,
                         base_dir=args.base_dir, security=security,
-                        max_message_bytes=args.max_message_bytes)
+                        max_message_bytes=args.max_message_bytes,
+                        realtime_priority=args.realtime_priority)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

@@ -14,6 +14,7 @@ that is within its time.
 
 from __future__ import annotations
 
+import os
 import signal
 import threading
 import time
@@ -76,7 +77,19 @@ class _Watchdog:
 
     def _watch(self, main: threading.Thread) -> None:
         stop = self._stop
+        policy = None
         while not stop.is_set():
+            # Follow the main thread's scheduling (SCHED_FIFO while a real-time run
+            # paces): a watchdog waiting behind other processes for a CPU would hold
+            # up the main thread when it asks for the GIL.
+            try:
+                now_policy = (os.sched_getscheduler(main.native_id),
+                              os.sched_getparam(main.native_id).sched_priority)
+                if now_policy != policy:
+                    os.sched_setscheduler(0, now_policy[0], os.sched_param(now_policy[1]))
+                    policy = now_policy
+            except (OSError, AttributeError):
+                pass
             deadline = self.deadline_ns
             if not deadline:
                 stop.wait(self.poll_s)

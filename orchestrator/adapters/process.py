@@ -50,9 +50,12 @@ class ProcessAdapter(RemoteAdapter):
         *,
         base_dir: Path,
         log_path: Path | None = None,
+        realtime_priority: int = 0,
         **kwargs,
     ) -> None:
-        """``entry`` is one ENTRY, or {instance: ENTRY} for a process group (see group.py)."""
+        """``entry`` is one ENTRY, or {instance: ENTRY} for a process group (see group.py);
+        ``realtime_priority`` 1-99: the child steps as a SCHED_FIFO process of that
+        priority (``serve --realtime-priority``; real-time runs, docs/realtime.md)."""
         self.entry = entry
         self.log_path = log_path
         self._log: IO[bytes] | None = None
@@ -75,6 +78,8 @@ class ProcessAdapter(RemoteAdapter):
             "--max-message-bytes",
             str(kwargs.get("max_message_bytes", wire.DEFAULT_MAX_MESSAGE_BYTES)),
         ]
+        if realtime_priority:
+            cmd += ["--realtime-priority", str(realtime_priority)]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         env.setdefault("PYTHONUNBUFFERED", "1")
