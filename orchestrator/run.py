@@ -34,7 +34,7 @@ from moonpool.components.sdk.errors import (
     SimulationError,
 )
 from moonpool.components.sdk.loading import load_entry
-from moonpool.components.sdk.scheduling import fifo_io_threads
+from moonpool.components.sdk.scheduling import fifo_allowed, fifo_io_threads
 from moonpool.components.sdk.security import ClientSecurity, leaves_loopback
 
 from . import summary as summary_mod
@@ -98,18 +98,30 @@ class RunResult:
         return 0 if self.ok else 1
 
 
-def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None) -> dict[str, Adapter]:
-    """One adapter per component; child processes are spawned here (in parallel)."""
-    adapters: dict[str, Adapter] = {}
-    ctx = zmq.Context.instance()
-    # Real time at SCHED_FIFO N: ZeroMQ's I/O threads (started with the first socket)
-    # run at N too, and the components' child processes at N - 1 (below the stepping
-    # thread, above everything else): a loaded machine delays neither their work nor
-    # their messages (docs/realtime.md "Priorities").
+def realtime_context(rig: Rig) -> zmq.Context | None:
+    """For a real-time run at SCHED_FIFO N (``run.realtime_priority``): a ZeroMQ context
+    of its own whose I/O threads run at N too (the caller destroys it after the run);
+    None otherwise, or where SCHED_FIFO is not allowed (the pacer warns)."""
     priority = rig.run.realtime_priority if rig.run.realtime else 0
-    if priority and not fifo_io_threads(ctx, priority):
-        priority = 0  # not allowed here: the pacer says so too, and paces at normal priority
-    child_priority = max(1, priority - 1) if priority else 0
+    if not priority or not fifo_allowed(priority):
+        return None
+    ctx = zmq.Context()
+    fifo_io_threads(ctx, priority)
+    return ctx
+
+
+def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
+                   context: zmq.Context | None = None) -> dict[str, Adapter]:
+    """One adapter per component; child processes are spawned here (in parallel).
+    ``context``: the ZeroMQ context of the run (default: the process's shared one)."""
+    adapters: dict[str, Adapter] = {}
+    ctx = context or zmq.Context.instance()
+    # Real time at SCHED_FIFO N: the components' child processes step at N - 1 (below
+    # the stepping thread, above everything else) and their ZeroMQ I/O threads too, so
+    # a loaded machine delays neither their work nor their messages (docs/realtime.md
+    # "Priorities").
+    priority = rig.run.realtime_priority if rig.run.realtime else 0
+    child_priority = max(1, priority - 1) if priority and fifo_allowed(priority) else 0
     groups: dict[str, ProcessGroup] = {}
     try:
         for i, c in enumerate(rig.components):
@@ -309,9 +321,10 @@ def run_rig(
     adapters: dict[str, Adapter] = {}
     wall0 = time.perf_counter()
     loop_wall = 0.0
+    context = realtime_context(rig)
     try:
         try:
-            adapters = build_adapters(rig, sock_dir, out_dir / "logs")
+            adapters = build_adapters(rig, sock_dir, out_dir / "logs", context)
             execution = Execution(wired_rig(rig), adapters, observer)
             if recorder is not None:
                 for c in rig.components:
@@ -361,6 +374,8 @@ def run_rig(
         else:
             for a in adapters.values():
                 a.close()
+        if context is not None:
+            context.destroy(linger=0)
         if recorder is not None:
             recorder.close()
         shutil.rmtree(sock_dir, ignore_errors=True)

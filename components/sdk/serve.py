@@ -387,7 +387,8 @@ class Server:
             envelope = None
         if envelope is None:
             envelope = wire.serialize(reply)
-        too_big = max((len(f) for f in (envelope, *attachments)), default=0)
+        too_big = (max(len(envelope), *(len(f) for f in attachments)) if attachments
+                   else len(envelope))
         if too_big > self.max_message_bytes:
             # The orchestrator would drop the connection on it (its own ZMQ_MAXMSGSIZE).
             exc = ProtocolError(

@@ -407,18 +407,25 @@ _VARINT_SMALL = [bytes((i,)) for i in range(128)] + [
 ]
 
 
+# The low 14 bits of a larger number: two bytes, both with the continuation bit. Times
+# in nanoseconds (a 1 ms step at t = 20 s is 2e10: five bytes) and request ids take
+# two or three lookups instead of a loop over their 7-bit groups.
+_VARINT_LOW14 = [bytes(((i & 0x7F) | 0x80, (i >> 7) | 0x80)) for i in range(1 << 14)]
+
+
 def varint(n: int) -> bytes:
     """Base-128 varint of an integer field (int64 negatives as 10 bytes of two's complement)."""
     if 0 <= n < 16384:
         return _VARINT_SMALL[n]
     if n < 0:
         n += 1 << 64
-    out = bytearray()
-    while n > 0x7F:
-        out.append((n & 0x7F) | 0x80)
-        n >>= 7
-    out.append(n)
-    return bytes(out)
+    low, small = _VARINT_LOW14, _VARINT_SMALL
+    out = low[n & 0x3FFF]
+    n >>= 14
+    while n >= 16384:
+        out += low[n & 0x3FFF]
+        n >>= 14
+    return out + small[n]
 
 
 def len_field(tag: bytes, data: bytes) -> bytes:

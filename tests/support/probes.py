@@ -74,3 +74,27 @@ class WrenchSink(Component):
 
     def step(self, t_ns, dt_ns, inputs):
         return None
+
+
+class SchedulingProbe(Component):
+    """Reports, as metrics, how its process's threads are scheduled at its last step
+    (policy and priority of the stepping thread and of the others: ZeroMQ's I/O
+    threads in a served component)."""
+
+    outputs = ()
+
+    def step(self, t_ns, dt_ns, inputs):
+        import os
+        import threading
+
+        me = threading.get_native_id()
+        self.seen = {"policy": os.sched_getscheduler(0),
+                     "priority": os.sched_getparam(0).sched_priority, "others": []}
+        for task in os.listdir(f"/proc/{os.getpid()}/task"):
+            tid = int(task)
+            if tid != me:
+                self.seen["others"].append([os.sched_getscheduler(tid),
+                                            os.sched_getparam(tid).sched_priority])
+
+    def terminate(self):
+        return getattr(self, "seen", {})

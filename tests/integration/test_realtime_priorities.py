@@ -1,0 +1,72 @@
+"""Real time at SCHED_FIFO N (docs/realtime.md "Priorities"): a component's child
+process steps at N - 1 and its ZeroMQ I/O threads run at FIFO too; the orchestrator's
+I/O threads at N. Needs the right to use SCHED_FIFO (root, CAP_SYS_NICE or ulimit -r);
+skipped where the kernel refuses it. Nothing here is timed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import SUPPORT
+from moonpool.components.sdk.scheduling import fifo_allowed
+from moonpool.orchestrator.rigfile import load_and_check
+from moonpool.orchestrator.run import run_rig
+
+pytestmark = pytest.mark.slow
+
+
+def _rig(tmp_path, priority: int):
+    path = tmp_path / "sched.toml"
+    path.write_text(textwrap.dedent(f"""\
+        name = "sched"
+        [run]
+        until = "0.3s"
+        realtime = 1
+        realtime_priority = {priority}
+        plots = false
+        record = false
+        [components.child]
+        entry = "probes:SchedulingProbe"
+        run = "process"
+        rate_hz = 20
+        [components.here]
+        entry = "probes:SchedulingProbe"
+        rate_hz = 20
+        """))
+    return load_and_check(path)
+
+
+@pytest.mark.skipif(not fifo_allowed(20), reason="SCHED_FIFO is not allowed here")
+def test_child_processes_step_one_below_the_stepping_thread(tmp_path):
+    result = run_rig(_rig(tmp_path, 20), tmp_path / "run")
+    assert result.ok, result.summary["error"]
+    child = result.summary["metrics"]["child"]
+    here = result.summary["metrics"]["here"]
+    assert (child["policy"], child["priority"]) == (os.SCHED_FIFO, 19)
+    assert [os.SCHED_FIFO, 19] in child["others"]  # its ZeroMQ I/O thread
+    assert (here["policy"], here["priority"]) == (os.SCHED_FIFO, 20)  # the stepping thread
+    assert [os.SCHED_FIFO, 20] in here["others"]  # the orchestrator's I/O thread
+
+
+def test_without_a_priority_nothing_changes(tmp_path):
+    result = run_rig(_rig(tmp_path, 0), tmp_path / "run")
+    assert result.ok, result.summary["error"]
+    for name in ("child", "here"):
+        m = result.summary["metrics"][name]
+        assert m["policy"] == os.SCHED_OTHER
+        assert all(policy == os.SCHED_OTHER for policy, _ in m["others"]), m
+
+
+def test_serve_refuses_a_priority_out_of_range():
+    proc = subprocess.run(
+        [sys.executable, "-m", "moonpool.components.sdk.serve", "probes:SchedulingProbe",
+         "--bind", "ipc:///nonexistent/x.sock", "--realtime-priority", "100"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(SUPPORT)})
+    assert proc.returncode == 2
+    assert "--realtime-priority must be 0-99, got 100" in proc.stderr
