@@ -67,8 +67,8 @@ ROWS = ("fmpy", "libcosim", "mosaik-inproc", "mosaik-proc", "mp-rec", "mp-norec"
 # ------------------------------------------------------------------- bare fmpy
 
 
-def fmpy_loop(fmu_path: Path, n: int, ticks: int) -> float:
-    """µs per tick of the bare fmpy loop over a chain of n FMUs."""
+def fmpy_loop(fmu_path: Path, n: int, ticks: int) -> tuple[float, float]:
+    """µs per tick (wall, CPU) of the bare fmpy loop over a chain of n FMUs."""
     from fmpy import extract, read_model_description
     from fmpy.fmi2 import FMU2Slave
 
@@ -86,7 +86,7 @@ def fmpy_loop(fmu_path: Path, n: int, ticks: int) -> float:
             f.exitInitializationMode()
             fmus.append(f)
         values = [[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]] + [[0.0] * 6 for _ in range(n - 1)]
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         for step in range(ticks):
             t = step * DT
             for k, f in enumerate(fmus):  # Jacobi: inputs from the previous tick's outputs
@@ -94,11 +94,11 @@ def fmpy_loop(fmu_path: Path, n: int, ticks: int) -> float:
                 f.doStep(currentCommunicationPoint=t, communicationStepSize=DT)
             values[1:] = [f.getReal(VR_OUT) for f in fmus[:-1]]
             fmus[-1].getReal(VR_OUT)
-        wall = time.perf_counter() - t0
+        wall, cpu = time.perf_counter() - t0, time.process_time() - c0
         for f in fmus:
             f.terminate()
             f.freeInstance()
-        return wall / ticks * 1e6
+        return wall / ticks * 1e6, cpu / ticks * 1e6
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -106,7 +106,7 @@ def fmpy_loop(fmu_path: Path, n: int, ticks: int) -> float:
 # -------------------------------------------------------------------- libcosim
 
 
-def libcosim(fmu_path: Path, n: int, ticks: int) -> float:
+def libcosim(fmu_path: Path, n: int, ticks: int) -> tuple[float, float]:
     from libcosimpy.CosimExecution import CosimExecution
     from libcosimpy.CosimLogging import CosimLogLevel, log_output_level
     from libcosimpy.CosimSlave import CosimLocalSlave
@@ -123,19 +123,19 @@ def libcosim(fmu_path: Path, n: int, ticks: int) -> float:
     for vi, value in zip(VR_IN, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]):
         ex.real_initial_value(index[0], vi, value)
     ex.step(max(10, ticks // 10))  # initialisation and warm-up
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     ok = ex.step(ticks)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     if not ok:
         raise SystemExit("libcosim failed to step")
     del ex, slaves
-    return wall / ticks * 1e6
+    return wall / ticks * 1e6, cpu / ticks * 1e6
 
 
 # ---------------------------------------------------------------------- mosaik
 
 
-def mosaik_chain(fmu_path: Path, n: int, ticks: int, processes: bool) -> float:
+def mosaik_chain(fmu_path: Path, n: int, ticks: int, processes: bool) -> tuple[float, float]:
     import logging
 
     import mosaik
@@ -159,12 +159,12 @@ def mosaik_chain(fmu_path: Path, n: int, ticks: int, processes: bool) -> float:
         world.connect(a, b, *zip(OUTS, INS), time_shifted=True,
                       initial_data={o: 0.0 for o in OUTS})
     warm = max(10, ticks // 10)
-    t0 = time.perf_counter()
+    c0, t0 = time.process_time(), time.perf_counter()
     world.run(until=warm + ticks, print_progress=False)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     # mosaik starts its simulators' init inside run; the warm-up ticks are timed too,
     # so the figure is per tick of the whole run (slightly pessimistic for mosaik).
-    return wall / (warm + ticks) * 1e6
+    return wall / (warm + ticks) * 1e6, cpu / (warm + ticks) * 1e6
 
 
 # -------------------------------------------------------------------- moonpool
@@ -195,21 +195,37 @@ _WRENCH_FIELDS = ["force_n.x", "force_n.y", "force_n.z", "torque_nm.x", "torque_
                   "torque_nm.z"]
 
 
-def moonpool_chain(fmu_path: Path, n: int, ticks: int, kind: str, work: Path) -> float:
+def moonpool_chain(fmu_path: Path, n: int, ticks: int, kind: str,
+                   work: Path) -> tuple[float, float]:
+    from moonpool.orchestrator.execution import Execution
     from moonpool.orchestrator.rigfile import load_and_check
     from moonpool.orchestrator.run import run_rig
+
+    loop_cpu = []
+    run = Execution.run
+
+    def timed(execution, progress=None):  # this process's CPU in the stepping loop only
+        c0 = time.process_time()
+        try:
+            return run(execution, progress)
+        finally:
+            loop_cpu.append(time.process_time() - c0)
 
     placement = "inproc" if kind in ("mp-rec", "mp-norec") else "process"
     rig_path = work / f"{kind}-{n}.toml"
     rig_path.write_text(moonpool_rig_text(fmu_path, n, ticks, placement, kind == "mp-group"))
     rig = load_and_check(rig_path, [f"run.record={'false' if kind == 'mp-norec' else 'true'}"])
     out = work / f"run-{kind}-{n}"
+    Execution.run = timed
     try:
         result = run_rig(rig, out)
         if not result.ok:
             raise SystemExit(f"moonpool {kind} N={n} failed: {result.summary['error']}")
-        return result.summary["loop_wall_time_s"] / result.summary["ticks"] * 1e6
+        ticks_done = result.summary["ticks"]
+        return (result.summary["loop_wall_time_s"] / ticks_done * 1e6,
+                loop_cpu[0] / ticks_done * 1e6)
     finally:
+        Execution.run = run
         shutil.rmtree(out, ignore_errors=True)
 
 
@@ -222,7 +238,8 @@ def have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def measure(kind: str, fmu_path: Path, n: int, ticks: int, work: Path) -> float:
+def measure(kind: str, fmu_path: Path, n: int, ticks: int, work: Path) -> tuple[float, float]:
+    """(wall, CPU of this process) µs per tick of the stepping loop."""
     if kind == "fmpy":
         return fmpy_loop(fmu_path, n, ticks)
     if kind == "libcosim":
@@ -232,7 +249,9 @@ def measure(kind: str, fmu_path: Path, n: int, ticks: int, work: Path) -> float:
     if kind == "echo":
         from zmq_echo import echo_tick_us
 
-        return echo_tick_us(n, ticks)
+        c0 = time.process_time()
+        wall = echo_tick_us(n, ticks)  # (its CPU: warm-up and start included)
+        return wall, (time.process_time() - c0) / (ticks * 1.1 + 100) * 1e6
     return moonpool_chain(fmu_path, n, ticks, kind, work)
 
 
@@ -268,23 +287,32 @@ def main() -> int:
     if skipped:
         print(f"# skipped (not installed; pip install -e '.[bench]'): {', '.join(skipped)}")
     results: dict[tuple[str, int], list[float]] = {}
+    cpus: dict[tuple[str, int], list[float]] = {}
     try:
         for _ in range(args.repeat):
             for n in sizes:
                 for kind in rows:
-                    us = measure(kind, fmu_path, n, args.ticks, work)
+                    us, cpu = measure(kind, fmu_path, n, args.ticks, work)
                     results.setdefault((kind, n), []).append(us)
+                    cpus.setdefault((kind, n), []).append(cpu)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     med = {key: statistics.median(v) for key, v in results.items()}
-    print(f"{'row':>14} {'N':>3} {'us/tick':>9} {'min..max':>17} {'/fmpy':>7} {'/echo':>7}")
+    cpu = {key: statistics.median(v) for key, v in cpus.items()}
+    print("# wall µs per tick (median, min..max) and its ratios; 'cpu' is this process's CPU "
+          "per tick in the loop (all its threads; for process rows the orchestrator's side "
+          "only), 'cpu/fmpy' its ratio: the in-process rows' figure least disturbed by load")
+    print(f"{'row':>14} {'N':>3} {'us/tick':>9} {'min..max':>17} {'/fmpy':>7} {'/echo':>7} "
+          f"{'cpu':>8} {'cpu/fmpy':>9}")
+    nan = float("nan")
     for n in sizes:
         for kind in rows:
             v = results[(kind, n)]
-            ratio_f = med[(kind, n)] / med[("fmpy", n)] if ("fmpy", n) in med else float("nan")
-            ratio_e = med[(kind, n)] / med[("echo", n)] if ("echo", n) in med else float("nan")
+            ratio_f = med[(kind, n)] / med[("fmpy", n)] if ("fmpy", n) in med else nan
+            ratio_e = med[(kind, n)] / med[("echo", n)] if ("echo", n) in med else nan
+            cpu_f = cpu[(kind, n)] / cpu[("fmpy", n)] if ("fmpy", n) in cpu else nan
             print(f"{kind:>14} {n:>3} {med[(kind, n)]:9.1f} {min(v):8.1f}..{max(v):<8.1f} "
-                  f"{ratio_f:7.2f} {ratio_e:7.2f}")
+                  f"{ratio_f:7.2f} {ratio_e:7.2f} {cpu[(kind, n)]:8.1f} {cpu_f:9.2f}")
     print("# targets (issue 21):")
     checks = [("one FMU, recording on / bare fmpy", ("mp-rec", 1), ("fmpy", 1), 1.5),
               ("eight in one process, recording on / eight bare fmpy steps", ("mp-rec", 8),
@@ -295,7 +323,9 @@ def main() -> int:
                ("echo", 8), 1.0)]
     for label, a, b, limit in checks:
         if a in med and b in med:
-            print(f"  {label}: {med[a]:.1f} / {med[b]:.1f} us = {verdict(med[a] / med[b], limit)}")
+            cpu_note = (f" (CPU: {cpu[a] / cpu[b]:.2f}x)" if b[0] == "fmpy" else "")
+            print(f"  {label}: {med[a]:.1f} / {med[b]:.1f} us = {verdict(med[a] / med[b], limit)}"
+                  + cpu_note)
     print(f"# load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
