@@ -320,14 +320,16 @@ def cmd_run(args) -> int:
     live = None
     if args.live is not None:
         from .live import LiveView
+        from .livescene import rig_scene
 
         try:
             live = LiveView(args.live)
         except RigError as exc:
             print(f"error: {exc}", file=sys.stderr)
             return EXIT_BAD_INPUT
-        print(f"live view: ws://127.0.0.1:{live.port} (Foxglove: Open connection)",
-              file=sys.stderr, flush=True)
+        live.set_scene(rig_scene(rig))
+        print(f"live view: ws://127.0.0.1:{live.port} (Foxglove: Open connection; layout: "
+              "docs/foxglove-layout.json)", file=sys.stderr, flush=True)
     try:
         result = run_rig(rig, out, progress=progress, notify=notify, live=live)
     except KeyboardInterrupt:  # only outside the run's own handling (e.g. before it)

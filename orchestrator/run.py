@@ -53,7 +53,8 @@ log = logging.getLogger("moonpool.run")
 
 
 class RunObserver:
-    """Feeds every message to the digest and, when recording, to the MCAP file."""
+    """Feeds every message to the digest and, when recording, to the MCAP file (and,
+    with ``--live``, to the live view)."""
 
     def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = (),
                  live: Any = None) -> None:
@@ -64,6 +65,8 @@ class RunObserver:
         self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
         # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
         self._exclude = {"/" + ref.replace(".", "/", 1) for ref in exclude}
+        if live is not None:  # without --live, write() has no live-view code at all
+            self.write = self._write_live  # type: ignore[method-assign]
 
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
         recorded = self.recorder is not None and topic not in self._exclude
@@ -78,8 +81,12 @@ class RunObserver:
         self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
         if channel >= 0:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
-        if self.live is not None:
-            self.live.write(self._live[index], log_time_ns, payload)
+
+    def _write_live(self, index: int, log_time_ns: int, payload: bytes,
+                    attachment: Any = None) -> None:
+        """``write`` with the live view on: the same, then the message to the viewer."""
+        RunObserver.write(self, index, log_time_ns, payload, attachment)
+        self.live.write(self._live[index], log_time_ns, payload, attachment)
 
 
 @dataclass
