@@ -16,6 +16,15 @@ from elsewhere on the machine hits all of them alike):
 Prints ns per message, each variant's ratio to **none**, and "met" when **off** costs
 less than 2 % more than **none** ("costs nothing when off"). Record the figures in
 docs/benchmarks.md with the load average (``uptime``) printed at the end.
+
+With ``--session RIG``, a real-time session instead: ``moonpool run RIG --realtime
+--until SECONDS`` without the live view, then with ``--live`` and a client subscribed
+to every channel, in alternation (``--repeat``), printing each run's real-time
+figures from its summary.json (lateness p50/p99/max, overruns, verdict). ``--mcu``
+starts the MCU emulator on a pseudo-terminal for the rig's ``thrusters`` bridge (the
+HIL rigs, e.g. rigs/hil/pool_mcu.toml)::
+
+    .venv/bin/python benchmarks/live_overhead.py --session rigs/hil/pool_mcu.toml --mcu
 """
 
 from __future__ import annotations
@@ -78,6 +87,8 @@ def _client(port: int, subscribed: threading.Event, stop: threading.Event) -> No
                     frame = await asyncio.wait_for(ws.recv(), 0.2)
                 except TimeoutError:
                     continue
+                except websockets.ConnectionClosed:  # the run ended
+                    return
                 if isinstance(frame, str) and json.loads(frame).get("op") == "advertise":
                     channels = json.loads(frame)["channels"]
                     await ws.send(json.dumps({"op": "subscribe", "subscriptions": [
@@ -87,11 +98,87 @@ def _client(port: int, subscribed: threading.Event, stop: threading.Event) -> No
     asyncio.run(run())
 
 
+def _session(rig: str, seconds: float, live: bool, mcu: bool, out: str) -> dict:
+    """One real-time run of ``rig`` (with the live view and a watching client when
+    ``live``); its summary.json ``realtime`` figures."""
+    import contextlib
+    import subprocess
+    import sys
+
+    port = 0
+    if live:
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+    emulator = contextlib.nullcontext()
+    extra: list[str] = []
+    if mcu:
+        from moonpool.components.bridges.mcu_emulator import spawn
+
+        link = os.path.join(out, "mcu")
+        emulator = spawn("--link", link, watchdog=0.5, status_interval=0.02)
+        extra = ["--set", f"components.thrusters.parameters.port={link}"]
+    with emulator:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "moonpool.orchestrator.cli", "run", rig, "--realtime",
+             "--until", str(seconds), "--quiet", "--set", "run.plots=false",
+             "--set", "run.realtime_strict=false", "--out", os.path.join(out, "run"),
+             *extra, *(["--live", str(port)] if live else [])],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        stop = threading.Event()
+        if live:
+            threading.Thread(target=_client_retrying, args=(port, stop), daemon=True).start()
+        _, err = proc.communicate()
+        stop.set()
+    if proc.returncode != 0:
+        raise SystemExit(f"the run failed (exit {proc.returncode}):\n{err[-2000:]}")
+    with open(os.path.join(out, "run", "summary.json")) as f:
+        return json.load(f)["realtime"]
+
+
+def _client_retrying(port: int, stop: threading.Event) -> None:
+    """The watching client of a session: connects once the server listens."""
+    deadline = time.monotonic() + 120
+    while not stop.is_set() and time.monotonic() < deadline:
+        try:
+            _client(port, threading.Event(), stop)
+            return
+        except OSError:
+            time.sleep(0.1)
+
+
+def sessions(args: argparse.Namespace) -> None:
+    import tempfile
+
+    print(f"{args.session}, {args.seconds:g} s in real time, each run "
+          f"{'with the MCU emulator, ' if args.mcu else ''}plots off")
+    print(f"{'live view':<24} {'p50 us':>9} {'p99 us':>10} {'max us':>10} {'overruns':>9}  verdict")
+    for _ in range(args.repeat):
+        for live in (False, True):
+            with tempfile.TemporaryDirectory(prefix="moonpool-live-") as out:
+                rt = _session(args.session, args.seconds, live, args.mcu, out)
+            name = "on, one client watching" if live else "off"
+            print(f"{name:<24} {rt['lateness_p50_us']:9.0f} {rt['lateness_p99_us']:10.0f} "
+                  f"{rt['lateness_max_us']:10.0f} {rt['overruns']:9d}  {rt['verdict']}")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores)")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--messages", type=int, default=5_000, help="messages per measurement")
     ap.add_argument("--rounds", type=int, default=200, help="interleaved rounds (best kept)")
+    ap.add_argument("--session", metavar="RIG", help="measure real-time runs of RIG instead")
+    ap.add_argument("--seconds", type=float, default=10.0, help="--session: simulated seconds")
+    ap.add_argument("--repeat", type=int, default=2, help="--session: off/on pairs")
+    ap.add_argument("--mcu", action="store_true",
+                    help="--session: the MCU emulator on a pty for the thrusters bridge")
     args = ap.parse_args()
+    if args.session:
+        sessions(args)
+        return
 
     variants: dict[str, tuple[RunObserver, int]] = {}
     for name, observer in (("none", _Baseline(None)), ("off", RunObserver(None))):

@@ -414,9 +414,9 @@ def run_rig(
     summary_path = out_dir / "summary.json"
     # Written before plotting, so that no interrupt while drawing can lose it.
     summary_mod.write_summary(summary_path, summary)
-    # Nothing to draw from a run that failed before its first message (and no
-    # "skipped" warnings about it).
-    draw = recorder is not None and rig.run.plots and bool(summary["messages"])
+    # Nothing to draw from a run that stepped nothing (it failed before its first
+    # step, or ran --until 0), and no "skipped" warnings about it.
+    draw = recorder is not None and rig.run.plots and bool(summary["ticks"])
     if draw or (pacer is not None and rig.run.plots and len(pacer.lateness)):
         say(f"drawing the plots into {out_dir / 'plots'} (Ctrl-C skips them; "
             "summary.json is already written)")
