@@ -195,6 +195,7 @@ def main() -> None:
             observer = RunObserver(None, live=live)
             variants[name] = (observer, observer.add_topic("/vehicle/state",
                                                            "moonpool.v1.VehicleState"))
+            live.start()  # (a run's first message does it)
         subscribed = threading.Event()
         threading.Thread(target=_client, args=(servers[1].port, subscribed, stop),
                          daemon=True).start()

@@ -3,11 +3,20 @@ Foxglove over WebSocket while it runs (``moonpool run RIG --live [PORT]``; docs/
 
 Call order::
 
-    live = LiveView(port)                    starts the Foxglove WebSocket server
+    live = LiveView(port)                    checks that the port is free (else LiveError)
     live.set_scene(livescene.rig_scene(rig)) the static 3-D scene (before the run)
     index = live.add_topic(topic, type_name, extra_schemas)   one channel per output
-    live.write(index, log_time_ns, payload, attachment)       each message as published
+    live.write(index, log_time_ns, payload, attachment)       each message as published;
+                                             the first starts the Foxglove WebSocket server
     live.close()                             stops the server
+
+The server starts with the first message, when every channel exists (the execution
+adds every output's topic while it sets up, before the Initialize outputs): a client
+then finds every channel in the server's first advertisement. (A channel created while
+a client is connected is advertised to it; foxglove-sdk 0.30 can answer a subscription
+that follows at once with "Unknown channel ID" — seen under load in 1 of 5 runs — and
+the client never gets that channel.) If the port was taken meanwhile, the run goes on
+without its live view (logged).
 
 Channels (all with message encoding ``protobuf``; a message goes out with its log
 time, the simulation time in ns, as in the recording):
@@ -37,6 +46,7 @@ from __future__ import annotations
 
 import logging
 import math
+import socket
 from typing import Any
 
 from moonpool.components.sdk import wire
@@ -44,7 +54,7 @@ from moonpool.components.sdk.errors import RigError
 from moonpool.v1 import navigation_pb2, vehicle_pb2, vision_pb2
 
 from . import foxglove as views
-from .livescene import WORLD_FRAME, PlacedPart
+from .livescene import WORLD_FRAME, PlacedPart, topic_frame
 
 log = logging.getLogger("moonpool.live")
 
@@ -83,33 +93,26 @@ class LiveView:
                             fix="install the live extra: pip install -e '.[live]'") from None
         self._fg = foxglove
         self._m = foxglove.messages
-        self.context = foxglove.Context()
-        try:
-            self.server = foxglove.start_server(name="moonpool", host=host, port=port,
-                                                context=self.context,
-                                                server_listener=_listener(foxglove, self))
-        except Exception as exc:  # noqa: BLE001 - the SDK raises its own RuntimeError
-            raise LiveError(f"--live: cannot serve on {host}:{port}: {exc}",
-                            fix="choose a free port: --live 8766") from exc
-        self.port = self.server.port
-        self.scene = foxglove.channels.SceneUpdateChannel(SCENE_TOPIC, context=self.context)
-        self.transforms = foxglove.channels.FrameTransformChannel(TRANSFORMS_TOPIC,
-                                                                  context=self.context)
-        self._image_schema = foxglove.Schema(name=views.RAW_IMAGE, encoding="protobuf",
-                                             data=views.raw_image_schema())
         self._topics: list[tuple[Any, int, Any]] = []  # (channel, kind, image view / class)
         self._schemas: dict[str, Any] = {}
         self._parts: list[PlacedPart] = []
         self._frames: list[str] = []
         self._t_ns = 0
+        self.context = foxglove.Context()
+        self.host, self.port = host, _free(host, port)
+        self.server: Any = None  # started by the first message (module docstring)
+        self._failed = False
+        self.scene = foxglove.channels.SceneUpdateChannel(SCENE_TOPIC, context=self.context)
+        self.transforms = foxglove.channels.FrameTransformChannel(TRANSFORMS_TOPIC,
+                                                                  context=self.context)
+        self._image_schema = foxglove.Schema(name=views.RAW_IMAGE, encoding="protobuf",
+                                             data=views.raw_image_schema())
 
     # -- set-up
 
     def set_scene(self, parts: list[PlacedPart]) -> None:
         """The static scene (``livescene.rig_scene``), sent to every client that subscribes."""
         self._parts = list(parts)
-        if self.scene.has_sinks():  # a client subscribed before the scene was known
-            self.publish_static(SCENE_TOPIC)
 
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
         schema = self._schemas.get(type_name)
@@ -128,18 +131,31 @@ class LiveView:
                                     message_encoding="protobuf", context=self.context)
             self._topics.append((channel, _IMAGE, view))
         elif type_name in POSE_TYPES:
-            frame = topic.lstrip("/")
+            frame = topic_frame(topic)
             self._frames.append(frame)
             self._topics.append((channel, _POSE, (POSE_TYPES[type_name], frame)))
-            if self.scene.has_sinks():  # its axes join the scene
-                self.publish_static(SCENE_TOPIC)
         else:
             self._topics.append((channel, _PLAIN, None))
         return len(self._topics) - 1
 
     # -- the stream
 
+    def start(self) -> None:
+        """Start the WebSocket server (the first ``write`` does; module docstring)."""
+        if self.server is not None or self._failed:
+            return
+        try:
+            self.server = self._fg.start_server(
+                name="moonpool", host=self.host, port=self.port, context=self.context,
+                server_listener=_listener(self._fg, self))
+        except Exception as exc:  # noqa: BLE001 - a viewer never fails a run
+            self._failed = True
+            log.error("live view: cannot serve on %s:%d (%s); the run goes on without it",
+                      self.host, self.port, exc)
+
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
+        if self.server is None:
+            self.start()
         channel, kind, extra = self._topics[index]
         channel.log(payload, log_time=log_time_ns)
         self._t_ns = log_time_ns
@@ -216,7 +232,8 @@ class LiveView:
         return m.SceneUpdate(entities=entities)
 
     def close(self) -> None:
-        self.server.stop()
+        if self.server is not None:
+            self.server.stop()
 
 
 def _axes(m: Any, length: float) -> list[Any]:
@@ -233,6 +250,18 @@ def _axes(m: Any, length: float) -> list[Any]:
             head_length=0.2 * length, head_diameter=0.05 * length / 0.3,
             color=m.Color(r=r, g=g, b=b, a=1.0)))
     return out
+
+
+def _free(host: str, port: int) -> int:
+    """``port`` (0: one the system picks) if nothing listens on it, else LiveError."""
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise LiveError(f"--live: cannot serve on {host}:{port}: {exc.strerror or exc}",
+                            fix="choose a free port: --live 8766") from exc
+        return probe.getsockname()[1]
 
 
 def _listener(foxglove: Any, live: LiveView) -> Any:

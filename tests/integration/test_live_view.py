@@ -115,7 +115,7 @@ def test_live_view_streams_every_topic_the_scene_and_the_poses(tmp_path):
     assert {t: seen.channels[t]["schemaName"] for t in (SCENE, TRANSFORMS)} == {
         SCENE: "foxglove.SceneUpdate", TRANSFORMS: "foxglove.FrameTransform"}
     assert all(ch["encoding"] == "protobuf" for ch in seen.channels.values())
-    assert sorted(seen.messages) == sorted(seen.channels)  # one of each decoded
+    assert sorted(seen.messages) == sorted(seen.channels), (seen.counts, err)  # one of each decoded
     assert seen.messages["/vehicle/state"][0][1].header.source == "vehicle"
     assert seen.messages["/sensor/pressure"][0][1].header.source == "sensor"
     assert "live view: ws://127.0.0.1:" in err
@@ -280,3 +280,24 @@ def test_a_real_time_hil_session_is_live(tmp_path, fmus):
         assert np.allclose(pts[:, 2], corners[0, 2] - 0.001)
     print(f"\nHIL live: realtime {summary['realtime']['lateness_p99_us']} us p99, "
           f"{seen.counts}")
+
+
+def test_a_taken_port_is_bad_input_and_touches_nothing(tmp_path):
+    """--live on a port another program holds: exit 2 with the fix, no traceback, and
+    an earlier run in --out survives even with --force (nothing was started)."""
+    import socket
+
+    out = tmp_path / "o"
+    first = moonpool("run", str(RIGS / "quickstart.toml"), "--until", "1", "--quiet",
+                     "--set", "run.plots=false", "--out", str(out))
+    assert first.returncode == 0, first.stderr
+    before = (out / "summary.json").read_bytes()
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        proc = moonpool("run", str(RIGS / "quickstart.toml"), "--until", "1", "--quiet",
+                        "--out", str(out), "--force", "--live", str(held.getsockname()[1]))
+    assert proc.returncode == 2, proc.stderr
+    assert "cannot serve on 127.0.0.1" in proc.stderr and "--live 8766" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert (out / "summary.json").read_bytes() == before
