@@ -72,6 +72,7 @@ from google.protobuf.message import Message
 
 from moonpool.v1 import common_pb2
 
+from .errors import ComponentError
 from .scene import SceneFile, ScenePart
 
 
@@ -202,6 +203,17 @@ class Component:
         component's name.
         """
         return None
+
+    def checked(self, params: Any, check: Any = None) -> Any:
+        """``check(params)`` (default: ``check_parameters``) on behalf of this instance,
+        its error naming the instance; returns what ``check`` returns. For ``configure``
+        to start with, so that a component configured without a host (a script, a unit
+        test) is checked the same way, and to get the values a check derives."""
+        try:
+            return (check or type(self).check_parameters)(params)
+        except ComponentError as exc:
+            exc.component = exc.component or getattr(self, "name", "")
+            raise
 
     @classmethod
     def static_scene(cls, params: Any) -> Sequence[ScenePart | SceneFile]:
