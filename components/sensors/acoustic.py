@@ -50,7 +50,7 @@ def check_scene_parameters(params: Any, needs_scene: str = "") -> None:
     scene = getattr(params, "scene", None)
     bodies = getattr(params, "bodies", None)
     if bodies:
-        problems += body_problems(bodies)
+        problems += body_problems(bodies, Path(scene).parent if scene else None)
         needs_scene = needs_scene or "it casts against `bodies` (they are placed into a scene)"
     if scene:
         problems += [f"scene {p}" for p in validate_scene(scene)]
@@ -69,15 +69,18 @@ def check_scene_parameters(params: Any, needs_scene: str = "") -> None:
 
 BODIES_DOC = ("other vehicles the beams can meet: a table name -> {shape = \"box\", size_m = "
               "[x, y, z]} | {shape = \"sphere\", radius_m} | {shape = \"cylinder\", "
-              "radius_m, length_m} (body frame FRD, centred on the body origin), optional "
+              "radius_m, length_m} (body frame FRD, centred on the body origin) | "
+              "{shape = \"mesh\", file, scale} (a glTF/OBJ/STL file relative to the scene "
+              "file's folder, its axes the body's FRD, metres times scale), optional "
               "label (class id, default 100) and instance (default 1000 + its index); each "
               "adds an input port body_NAME (VehicleState); needs `scene`")
 
-_BODY_KEYS = {"shape", "size_m", "radius_m", "length_m", "label", "instance"}
+_BODY_KEYS = {"shape", "size_m", "radius_m", "length_m", "file", "scale", "label", "instance"}
 
 
-def body_problems(table: Mapping[str, Any]) -> list[str]:
-    """Every problem of a ``bodies`` parameter table (``BODIES_DOC``), as text."""
+def body_problems(table: Mapping[str, Any], folder: Path | None = None) -> list[str]:
+    """Every problem of a ``bodies`` parameter table (``BODIES_DOC``), as text; mesh
+    files are looked for in ``folder`` (the scene file's)."""
     out = []
     for name, spec in table.items():
         where = f"bodies.{name}"
@@ -91,7 +94,7 @@ def body_problems(table: Mapping[str, Any]) -> list[str]:
         if unknown:
             out.append(f"{where}: unknown key(s) {unknown}; known: {sorted(_BODY_KEYS)}")
         try:
-            _body_mesh(spec)
+            _body_mesh(spec, folder)
         except (TypeError, ValueError) as exc:
             out.append(f"{where}: {exc}")
         for key in ("label", "instance"):
@@ -101,7 +104,7 @@ def body_problems(table: Mapping[str, Any]) -> list[str]:
     return out
 
 
-def _body_mesh(spec: Mapping[str, Any]):
+def _body_mesh(spec: Mapping[str, Any], folder: Path | None = None):
     """The trimesh of a body spec; ValueError saying what is wrong."""
     import trimesh
 
@@ -123,7 +126,26 @@ def _body_mesh(spec: Mapping[str, Any]):
     if shape == "cylinder":
         return trimesh.creation.cylinder(radius=positive("radius_m"), height=positive("length_m"),
                                          sections=32)
-    raise ValueError(f"shape must be one of box, sphere, cylinder, got {shape!r}")
+    if shape == "mesh":
+        file = spec.get("file")
+        if not isinstance(file, str) or not file:
+            raise ValueError("file must name a mesh file (glTF/OBJ/STL), relative to the scene "
+                             "file's folder")
+        path = Path(file) if Path(file).is_absolute() or folder is None else Path(folder) / file
+        if not path.is_file():
+            raise ValueError(f"mesh file {str(path)!r} not found (file is relative to the scene "
+                             "file's folder)")
+        scale = spec.get("scale", 1.0)
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not scale > 0:
+            raise ValueError("scale must be a number > 0")
+        try:
+            mesh = trimesh.load(str(path), force="mesh")
+        except Exception as exc:  # trimesh raises many kinds for unreadable files
+            raise ValueError(f"mesh file {str(path)!r} could not be read ({exc})") from None
+        if not len(getattr(mesh, "faces", ())):
+            raise ValueError(f"mesh file {str(path)!r} has no triangles")
+        return mesh.apply_scale(float(scale))
+    raise ValueError(f"shape must be one of box, sphere, cylinder, mesh, got {shape!r}")
 
 
 class Bodies:
@@ -137,7 +159,8 @@ class Bodies:
     def __init__(self, table: Mapping[str, Any], scene: Any, component: str) -> None:
         from ..world.scene import Body
 
-        problems = body_problems(table)
+        folder = Path(scene.path).parent
+        problems = body_problems(table, folder)
         if problems:
             raise ParameterError("; ".join(problems), component=component,
                                  fix="correct the `bodies` table (docs/sensors.md)")
@@ -145,7 +168,7 @@ class Bodies:
         self.bodies = {}
         for i, (name, spec) in enumerate(table.items()):
             self.bodies[f"body_{name}"] = Body.from_trimesh(
-                name, _body_mesh(spec), int(spec.get("label", 100)),
+                name, _body_mesh(spec, folder), int(spec.get("label", 100)),
                 int(spec.get("instance", 1000 + i)))
 
     def __bool__(self) -> bool:

@@ -49,6 +49,7 @@ from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
 from ..sdk.frames import cross, rot_from_quat
 from ..sdk.noise import KeyedNoise
+from .acoustic import BODIES_DOC, SeesBodies
 from .common import Latency, Mount, Truth, refuse, set_valid, truth_from_state
 
 VALID = 0
@@ -444,11 +445,12 @@ def stack_truths(truths: list[Truth]) -> Truth:
         "acceleration_body_mps2", "angular_acceleration_body_radps2", "water_density_kgpm3")))
 
 
-class DvlSensor(Component):
-    """Janus DVL: per-beam along-beam velocities against a flat or gridded seabed
-    (bottom track) or the water (water track), noise, scale-factor and bias drift,
-    dropout; least-squares sensor velocity with residual and covariance, and the
-    altitude; refused with fewer than 3 valid beams."""
+class DvlSensor(SeesBodies, Component):
+    """Janus DVL: per-beam along-beam velocities against a flat or gridded seabed or a
+    scene (with other vehicles as ``bodies``) (bottom track) or the water (water
+    track), noise, scale-factor and bias drift, dropout; least-squares sensor velocity
+    with residual and covariance, and the altitude; refused with fewer than 3 valid
+    beams."""
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("dvl", sensors_pb2.Dvl, "velocity, altitude and beams, sensor frame"),)
@@ -457,6 +459,7 @@ class DvlSensor(Component):
     class Parameters:
         scene: Path | None = param(None, "scene file (TOML) the beams are cast against; empty: "
                                          "the flat seabed or the height-field grid")
+        bodies: dict = param({}, BODIES_DOC)
         beam_angle_deg: float = param(25.0, "beam angle from the sensor's down axis", unit="deg")
         beam_azimuths_deg: tuple[float, ...] = param((45.0, 135.0, 225.0, 315.0),
                                                      "beam azimuths about z from x", unit="deg")
@@ -526,7 +529,9 @@ class DvlSensor(Component):
         if params.scene is not None:
             from .acoustic import load_scene
 
-            self.engine = load_scene(str(params.scene), self.name).engine()
+            scene = load_scene(str(params.scene), self.name)
+            self.engine = scene.engine()
+            self.configure_bodies(params, scene)
 
     def initialize(self, start_time_ns: int):
         self.k = 0
@@ -541,6 +546,7 @@ class DvlSensor(Component):
             period = self.period_ns if self.period_ns > 0 else dt_ns
             self.model = DvlModel(self.dvl_params, self.mount, self.seed, self.name, period * 1e-9,
                                   self.engine)
+        self.place_bodies(inputs)
         msg = sensors_pb2.Dvl(header=self.header(t_ns, self.name))
         state = inputs.get("state")
         if state is None:

@@ -256,15 +256,15 @@ def echo_image(engine: Any, p_s: np.ndarray, dirs: np.ndarray, ray_gain: np.ndar
     cell, part, lab = b * n_beams + beam[ray], I[ray] * frac[keep], lab[ray]
     clean = np.bincount(cell, weights=part, minlength=clean.size).reshape(shape)
     if cell.size:
-        # The label of a cell: its strongest part (of equal ones, the last ray's).
-        order = np.argsort(cell, kind="stable")
-        cs, ps = cell[order], part[order]
-        starts = np.flatnonzero(np.r_[True, cs[1:] != cs[:-1]])
-        ends = np.r_[starts[1:], cs.size]
-        top = np.repeat(np.maximum.reduceat(ps, starts), ends - starts)
-        at_top = np.flatnonzero(ps == top)
-        last = at_top[np.r_[cs[at_top][1:] != cs[at_top][:-1], True]]
-        label.ravel()[cs[last]] = lab[order][last]
+        # The label of a cell: its strongest part (of equal ones, the last ray's: the
+        # parts are in ray order). Unbuffered maxima per cell, no sort.
+        top = np.full(clean.size, -np.inf)
+        np.maximum.at(top, cell, part)
+        at_top = np.flatnonzero(part == top[cell])
+        last = np.full(clean.size, -1, dtype=np.intp)
+        np.maximum.at(last, cell[at_top], at_top)
+        won = np.flatnonzero(last >= 0)
+        label.ravel()[won] = lab[last[won]]
     return clean, label
 
 

@@ -66,6 +66,32 @@ def lights_from_table(table: dict) -> tuple[SpotLight, ...]:
     return tuple(out)
 
 
+def truth_images(frame) -> dict[str, tuple[np.ndarray, str]]:
+    """The per-pixel truth of a ``GeometryFrame`` as the camera publishes it: port ->
+    (pixels, encoding). ``range`` and ``depth`` in mm (rounded, 1..65535; 0: no hit),
+    ``normals`` camera-frame n as round(127.5 (n + 1)) per channel (0: no hit),
+    ``labels`` and ``instances`` as 16-bit ids."""
+    miss = ~frame.hit
+
+    def mm(x: np.ndarray) -> np.ndarray:
+        v = x * 1000.0
+        np.round(v, out=v)
+        np.clip(v, 1, 65535, out=v)
+        v[miss] = 0
+        return v.astype("<u2")
+
+    nc = frame.normal_cam
+    nc += 1.0
+    nc *= 127.5
+    np.round(nc, out=nc)
+    np.clip(nc, 0, 255, out=nc)
+    nc[miss] = 0
+    return {"range": (mm(frame.range_m), "mono16"),
+            "depth": (mm(frame.z_depth_m), "mono16"),
+            "normals": (nc.astype(np.uint8), "rgb8"),
+            "labels": (frame.label.astype("<u2"), "mono16"),
+            "instances": (frame.instance.astype("<u2"), "mono16")}
+
 class DeepSeaCamera(Component):
     """A camera on the vehicle seeing the world scene through the water, lit by its
     own lamps (and daylight near the surface); publishes the image and per-pixel truth."""
@@ -239,10 +265,7 @@ class DeepSeaCamera(Component):
         if img.dtype == np.uint16:
             img = img.astype("<u2")
         f = out.frame
-        hit = f.hit
-        mm = lambda x: np.where(hit, np.clip(np.round(x * 1000.0), 1, 65535), 0).astype("<u2")  # noqa: E731
-        nc = f.normal_cam
-        normals = np.where(hit[..., None], np.clip(np.round(127.5 * (nc + 1.0)), 0, 255), 0)
+        truth = truth_images(f)
         cam = self.renderer.camera
         info = vision_pb2.CameraInfo(header=self.header(t_ns, self.name), width=cam.width,
                                      height=cam.height, k=list(cam.K), distortion_model="plumb_bob",
@@ -256,11 +279,8 @@ class DeepSeaCamera(Component):
         return {
             "image": self._image(t_ns, img, s.encoding),
             "camera_info": info,
-            "range": self._image(t_ns, mm(f.range_m), "mono16"),
-            "depth": self._image(t_ns, mm(f.z_depth_m), "mono16"),
-            "normals": self._image(t_ns, normals.astype(np.uint8), "rgb8"),
-            "labels": self._image(t_ns, f.label.astype("<u2"), "mono16"),
-            "instances": self._image(t_ns, f.instance.astype("<u2"), "mono16"),
+            **{port: self._image(t_ns, arr, encoding)
+               for port, (arr, encoding) in truth.items()},
         }
 
     def terminate(self):

@@ -177,6 +177,8 @@ class GeometryFrame:
     """(H, W) int64 triangle of the combined mesh (-1: no hit)."""
     pose: CameraPose
     """The camera pose of the frame."""
+    rays_ned: np.ndarray | None = None
+    """(H*W, 3) the unit pixel rays in NED the frame was cast with (``world_rays``)."""
 
     @property
     def hit(self) -> np.ndarray:
@@ -203,4 +205,4 @@ def cast_frame(engine, cam: CameraModel, pose: CameraPose, max_range_m: float) -
     z = t * cam.rays_cam[..., 2]
     return GeometryFrame(t, z, hits.normal_ned.reshape(shape + (3,)),
                          hits.point_ned.reshape(shape + (3,)), hits.label.reshape(shape),
-                         hits.instance.reshape(shape), hits.triangle.reshape(shape), pose)
+                         hits.instance.reshape(shape), hits.triangle.reshape(shape), pose, d)

@@ -127,11 +127,13 @@ def cone_segment(rays: np.ndarray, C: np.ndarray, r: np.ndarray, s0: float,
     r1 = np.where(disc >= 0, r1, np.nan)
     r2 = np.where(disc >= 0, r2, np.nan)
     lo = np.full(len(rays), s0)
-    cuts = np.stack([lo, np.clip(np.fmin(r1, r2), s0, r), np.clip(np.fmax(r1, r2), s0, r), r],
+    # s0 <= c1 <= c2 <= r: the roots clipped to [s0, r] (a root that does not exist is
+    # s0); a surface nearer than s0 leaves no water to scatter in (r -> s0).
+    r = np.maximum(r, s0)
+    c1 = np.clip(np.fmin(r1, r2), s0, r)
+    c2 = np.clip(np.fmax(r1, r2), s0, r)
+    cuts = np.stack([lo, np.where(np.isnan(c1), s0, c1), np.where(np.isnan(c2), s0, c2), r],
                     axis=1)
-    cuts[:, 1] = np.where(np.isnan(cuts[:, 1]), s0, cuts[:, 1])
-    cuts[:, 2] = np.where(np.isnan(cuts[:, 2]), s0, cuts[:, 2])
-    cuts = np.sort(cuts, axis=1)
     a = np.full(len(rays), np.inf)
     b = np.full(len(rays), -np.inf)
     for j in range(3):
@@ -218,13 +220,16 @@ def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
         X = frame.point_ned.reshape(-1, 3)[sel]
         Xf = (X - C).astype(np.float32)  # camera-relative: float32 keeps mm at 6 km depth
         nrm = frame.normal_ned.reshape(-1, 3)[sel].astype(np.float32)
-        E = np.zeros((len(X), 3), np.float32)
+        E = np.zeros((3, len(X)), np.float32)  # channel-major: one contiguous row a channel
         for pl in lights:
             w = Xf - (pl.position_ned - C).astype(np.float32)
             dl2 = np.einsum("ij,ij->i", w, w)
             dl = np.sqrt(dl2)
             inv = 1.0 / np.maximum(dl, np.float32(1e-12))
-            cos_i = np.clip(-np.einsum("ij,ij->i", w, nrm) * inv, 0.0, None)
+            cos_i = np.einsum("ij,ij->i", w, nrm)
+            np.negative(cos_i, out=cos_i)
+            cos_i *= inv
+            np.clip(cos_i, 0.0, None, out=cos_i)
             cos_t = (w @ pl.axis_ned.astype(np.float32)) * inv
             g = pl.light.profile(cos_t) * cos_i * inv * inv
             if opts.shadows and engine is not None:
@@ -238,14 +243,25 @@ def radiance(frame: GeometryFrame, rays_ned: np.ndarray, water: WaterOptics,
             I0 = np.asarray(pl.light.intensity, np.float32)
             for ch in range(3):
                 if I0[ch]:
-                    E[:, ch] += g * np.exp(-np.float32(c[ch]) * dl) * I0[ch]
+                    e = np.multiply(-np.float32(c[ch]), dl)
+                    np.exp(e, out=e)
+                    e *= g
+                    e *= I0[ch]
+                    E[ch] += e
         if ambient:
             Ed = water.downwelling(X[:, 2], opts.surface_irradiance)
-            E += (Ed * np.clip(-nrm[:, 2], 0.0, None)[:, None]).astype(np.float32)
+            E += (Ed * np.clip(-nrm[:, 2], 0.0, None)[:, None]).astype(np.float32).T
         rho = reflectance.reshape(-1, 3)[sel].astype(np.float32)
         rh = r[sel].astype(np.float32)
-        att = np.stack([np.exp(-np.float32(c[ch]) * rh) for ch in range(3)], axis=1)
-        L[sel] = rho * np.float32(1 / np.pi) * E * att
+        Lcm = E  # (3, N): rho / pi * E * exp(-c r), channel by channel
+        for ch in range(3):
+            a = np.multiply(-np.float32(c[ch]), rh)
+            np.exp(a, out=a)
+            row = rho[:, ch] * np.float32(1 / np.pi)
+            row *= Lcm[ch]
+            row *= a
+            Lcm[ch] = row
+        L[sel] = Lcm.T
     f = opts.backscatter_decimation
     if f > 1 and H >= 2 * f and W >= 2 * f:
         # on every f-th pixel (centres of f x f blocks), bilinearly interpolated back

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .geometry import CameraModel, CameraMount, CameraPose, GeometryFrame, cast_frame, world_rays
+from .geometry import CameraModel, CameraMount, CameraPose, GeometryFrame, cast_frame
 from .lights import SpotLight
 from .radiometry import RadiometryOptions, place_lights, radiance, reflectance_image
 from .sensor import SensorOptions, expose
@@ -83,7 +83,7 @@ class DeepSeaRenderer:
             self.water = water_type("jerlov_IB")
         self.engine = self.scene.engine()
         top = max([0, *self.scene.classes])
-        self._lut = np.full((top + 1, 3), 0.3)
+        self._lut = np.full((top + 1, 3), 0.3, np.float32)
         self._lut[0] = 0.0
         for cid, cls in self.scene.classes.items():
             self._lut[cid] = cls.reflectance
@@ -102,7 +102,7 @@ class DeepSeaRenderer:
         from ..sdk.frames import rot_from_quat
 
         frame = self.geometry(position_ned, quaternion_wxyz, engine)
-        rays = world_rays(self.camera, frame.pose)
+        rays = frame.rays_ned
         R_wb = rot_from_quat(np.asarray(quaternion_wxyz, float))
         lights = place_lights(self.lights, position_ned, R_wb)
         L = radiance(frame, rays, self.water, lights, self.reflectance(frame.label),

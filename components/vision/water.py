@@ -13,29 +13,34 @@ Call order::
 B 450 nm (narrow-band: the camera's spectral response is not integrated; see the
 limits in the docs).
 
-**Presets** are built from a bio-optical model of three constituents, each from a
-published relation:
+**Presets.** Each Jerlov type's absorption comes from Jerlov's own measurements, its
+scattering from a bio-optical model of its constituents:
 
-* pure sea water: absorption a_w at 600/550/450 nm = 0.2224, 0.0565, 0.00922 m^-1
-  (Pope & Fry 1997, Appl. Opt. 36(33):8710, their table); molecular scattering
-  b_w(λ) = 0.00288 (λ/500)^-4.32 m^-1 (Morel 1974, sea water, as in Mobley 1994,
-  "Light and Water", §3.8); its phase function 0.06225 (1 + 0.835 cos²ψ) sr^-1;
-* phytoplankton (chlorophyll C, mg m^-3): b_p(λ) = 0.30 C^0.62 (550/λ) m^-1
-  (Gordon & Morel 1983); a_p(λ) = 0.06 A(λ) C^0.65 m^-1 (Prieur & Sathyendranath
-  1981, Morel 1991) with the normalised specific absorption A(450, 550, 600) =
-  (0.95, 0.25, 0.20) -- rounded values of their curve (A(440) = 1), approximate;
-  particle phase function Henyey-Greenstein with g = 0.924, the usual one-parameter
-  fit of Petzold's average particle phase function (Mobley 1994, §3.8);
-* CDOM: a_g(λ) = a_g(440) exp(-0.014 (λ - 440)) (Bricaud, Morel & Prieur 1981);
-* mineral particles (coastal types only): b_m(λ) = b_m(550) (550/λ)^0.5,
-  a_m(λ) = 0.05 b_m(550) exp(-0.0123 (λ - 440)) (slope of Babin et al. 2003).
+* **absorption** a(λ) = μ_d K_d(λ) - b_b(λ), with K_d the type's diffuse attenuation
+  of down-welling irradiance measured by Jerlov (1976, *Marine Optics*, 2nd ed.,
+  Table XXVII, p. 135: ``JERLOV_KD``), linearly interpolated to the channel's
+  wavelength, and μ_d, b_b as below (the inverse of K_d ≈ (a + b_b)/μ_d, Kirk 1984),
+  never below pure water's a_w (Jerlov I's red and green, IA's and IB's red: e.g.
+  0.9 · 0.235 < a_w(600) = 0.2224, a μ_d of 0.9 is too low there; a_w is used, K_d
+  then up to 6 % above Jerlov's). The preset's K_d, hence its daylight, is Jerlov's
+  at every other channel;
+* **scattering** from the constituents of ``JERLOV`` through published relations:
+  pure sea water b_w(λ) = 0.00288 (λ/500)^-4.32 m^-1 (Morel 1974, as in Mobley 1994,
+  "Light and Water", §3.8) with the phase function 0.06225 (1 + 0.835 cos²ψ) sr^-1;
+  phytoplankton (chlorophyll C, mg m^-3) b_p(λ) = 0.30 C^0.62 (550/λ) m^-1 (Gordon &
+  Morel 1983), particle phase function Henyey-Greenstein with g = 0.924, the usual
+  one-parameter fit of Petzold's average particle phase function (Mobley 1994, §3.8);
+  minerals (coastal types only) b_m(λ) = b_m(550) (550/λ)^0.5. The amounts (C, b_m)
+  per type are this module's estimate (Jerlov's K_d barely constrains scattering:
+  b_b is 2 % of b_p), chosen to rise with the types as Jerlov's K_d does; give
+  measured c and b with ``WaterOptics`` when you have them.
 
-The constituent amounts per Jerlov type (``JERLOV``) are this module's choice: the
-chlorophyll of the oceanic types follows the range of Solonenko & Mobley (2015,
-Appl. Opt. 54(17):5392), who fitted IOPs to Jerlov's K_d spectra; their table itself
-was not available when this was written, so the values are an approximation that
-keeps the types' order and rough magnitude (green c from ~0.06 m^-1 for type I to
-~2.5 m^-1 for coastal 9). Give measured c and b with ``WaterOptics`` when you have them.
+``bio_optical`` still builds a water from constituent amounts alone (absorption from
+Pope & Fry 1997 for pure water, a_w at 600/550/450 nm = 0.2224, 0.0565, 0.00922 m^-1;
+phytoplankton a_p(λ) = 0.06 A(λ) C^0.65 after Prieur & Sathyendranath 1981 and Morel
+1991 with A(450, 550, 600) = 0.95, 0.25, 0.20; CDOM a_g(λ) = a_g(440) e^(-0.014 (λ -
+440)), Bricaud, Morel & Prieur 1981; minerals a_m = 0.05 b_m(550) e^(-0.0123 (λ - 440)),
+Babin et al. 2003).
 
 **Down-welling light** E_d(z) = E_d(0) exp(-K_d z), K_d ≈ (a + b_b)/μ_d with
 b_b = 0.5 b_w + 0.0183 b_p (Petzold's particle backscatter ratio) and μ_d = 0.9 (sun
@@ -143,25 +148,71 @@ def bio_optical(name: str, chl_mg_m3: float, cdom_440_per_m: float = 0.0,
     return WaterOptics(name, tuple(a), tuple(bp), tuple(B_WATER), HG_G, source)
 
 
-_SRC = ("bio-optical model of water.py (Pope & Fry 1997; Morel 1974; Gordon & Morel 1983; "
-        "Prieur & Sathyendranath 1981; Bricaud et al. 1981); amounts approximate, after "
-        "Solonenko & Mobley 2015")
-JERLOV: dict[str, tuple[float, float, float]] = {
-    # name: (chlorophyll mg m^-3, CDOM a_g(440) m^-1, mineral b_m(550) m^-1)
-    "jerlov_I": (0.01, 0.0, 0.0),
-    "jerlov_IA": (0.05, 0.005, 0.0),
-    "jerlov_IB": (0.1, 0.01, 0.0),
-    "jerlov_II": (0.5, 0.03, 0.0),
-    "jerlov_III": (1.25, 0.06, 0.0),
-    "coastal_1": (1.5, 0.1, 0.1),
-    "coastal_3": (2.0, 0.2, 0.3),
-    "coastal_5": (3.0, 0.35, 0.6),
-    "coastal_7": (4.0, 0.6, 1.1),
-    "coastal_9": (5.0, 1.0, 2.0),
+JERLOV_KD_WAVELENGTHS_NM = np.arange(400.0, 701.0, 25.0)
+"""Wavelengths of Jerlov's table, nm."""
+JERLOV_KD: dict[str, tuple[float, ...]] = {
+    # Jerlov (1976), Marine Optics, 2nd ed., Table XXVII, p. 135: K_d in m^-1 at
+    # 400, 425, ..., 700 nm (the book gives 100 K_d).
+    "jerlov_I": (0.027, 0.022, 0.019, 0.018, 0.027, 0.043, 0.063, 0.089, 0.235, 0.305,
+                 0.36, 0.42, 0.56),
+    "jerlov_IA": (0.038, 0.031, 0.026, 0.025, 0.032, 0.048, 0.067, 0.094, 0.24, 0.31,
+                  0.37, 0.43, 0.57),
+    "jerlov_IB": (0.051, 0.042, 0.036, 0.033, 0.042, 0.054, 0.072, 0.099, 0.245, 0.315,
+                  0.375, 0.435, 0.58),
+    "jerlov_II": (0.096, 0.081, 0.068, 0.062, 0.07, 0.076, 0.089, 0.115, 0.26, 0.335,
+                  0.4, 0.465, 0.61),
+    "jerlov_III": (0.185, 0.16, 0.135, 0.116, 0.115, 0.116, 0.12, 0.148, 0.295, 0.375,
+                   0.445, 0.52, 0.66),
+    "coastal_1": (0.51, 0.36, 0.25, 0.17, 0.14, 0.13, 0.12, 0.15, 0.3, 0.37, 0.45, 0.51,
+                  0.65),
+    "coastal_3": (0.78, 0.54, 0.39, 0.29, 0.22, 0.2, 0.19, 0.21, 0.33, 0.4, 0.46, 0.56,
+                  0.71),
+    "coastal_5": (1.1, 0.78, 0.56, 0.43, 0.36, 0.31, 0.3, 0.33, 0.4, 0.48, 0.54, 0.65,
+                  0.8),
+    "coastal_7": (1.6, 1.2, 0.89, 0.71, 0.58, 0.49, 0.46, 0.46, 0.48, 0.54, 0.63, 0.78,
+                  0.92),
+    "coastal_9": (2.4, 1.9, 1.6, 1.23, 0.99, 0.78, 0.63, 0.58, 0.6, 0.65, 0.76, 0.92,
+                  1.1),
 }
-"""Constituents of the named water types (module docstring)."""
+"""Jerlov's diffuse attenuation of down-welling irradiance per water type, m^-1."""
 
-PRESETS: dict[str, WaterOptics] = {n: bio_optical(n, *v, source=_SRC) for n, v in JERLOV.items()}
+JERLOV: dict[str, tuple[float, float]] = {
+    # name: (chlorophyll mg m^-3, mineral b_m(550) m^-1): the scatterers
+    "jerlov_I": (0.01, 0.0),
+    "jerlov_IA": (0.05, 0.0),
+    "jerlov_IB": (0.1, 0.0),
+    "jerlov_II": (0.5, 0.0),
+    "jerlov_III": (1.25, 0.0),
+    "coastal_1": (1.5, 0.1),
+    "coastal_3": (2.0, 0.3),
+    "coastal_5": (3.0, 0.6),
+    "coastal_7": (4.0, 1.1),
+    "coastal_9": (5.0, 2.0),
+}
+"""Scattering constituents of the named water types (module docstring)."""
+
+
+def jerlov_kd(name: str) -> np.ndarray:
+    """Jerlov's K_d of a type at the channels' wavelengths (R, G, B), m^-1."""
+    return np.interp(WAVELENGTHS_NM, JERLOV_KD_WAVELENGTHS_NM, JERLOV_KD[name])
+
+
+def jerlov_water(name: str) -> WaterOptics:
+    """The preset of a Jerlov type (module docstring): absorption from Jerlov's K_d,
+    scattering from the type's constituents."""
+    chl, mineral = JERLOV[name]
+    lam = WAVELENGTHS_NM
+    bp = 0.30 * chl ** 0.62 * (550.0 / lam) + mineral * (550.0 / lam) ** 0.5
+    b_b = 0.5 * B_WATER + 0.0183 * bp
+    a = np.maximum(MU_D * jerlov_kd(name) - b_b, A_WATER)
+    source = ("absorption from Jerlov (1976) Table XXVII K_d (a = mu_d K_d - b_b); "
+              f"scattering from {chl:g} mg/m3 chlorophyll (Gordon & Morel 1983)"
+              + (f" and minerals b_m(550) = {mineral:g}/m" if mineral else "")
+              + " and sea water (Morel 1974)")
+    return WaterOptics(name, tuple(a), tuple(bp), tuple(B_WATER), HG_G, source)
+
+
+PRESETS: dict[str, WaterOptics] = {n: jerlov_water(n) for n in JERLOV}
 PRESETS["pure_sea_water"] = WaterOptics("pure_sea_water", tuple(A_WATER), (0.0, 0.0, 0.0),
                                         tuple(B_WATER), HG_G, "Pope & Fry 1997; Morel 1974")
 PRESETS["none"] = WaterOptics("none", (0.0,) * 3, (0.0,) * 3, (0.0,) * 3, HG_G,
@@ -179,3 +230,26 @@ def water_type(name: str) -> WaterOptics:
         hint = f" (did you mean {', '.join(repr(c) for c in close)}?)" if close else ""
         raise ValueError(f"unknown water type {name!r}{hint}; known: {', '.join(WATER_TYPES)}, "
                          "or 'custom' with attenuation_per_m and scattering_per_m") from None
+
+
+def presets_table() -> str:
+    """The presets as the Markdown table of docs/deepsea-camera.md ("Water"); a test
+    keeps the page equal to it (``python -m moonpool.components.vision.water``)."""
+    def f3(v) -> str:
+        return ", ".join(f"{x:.3f}" for x in v)
+
+    rows = ["| preset | Jerlov K_d (R, G, B) m⁻¹ | chlorophyll mg m⁻³ | minerals b_m(550) m⁻¹ "
+            "| a (R, G, B) m⁻¹ | b (R, G, B) m⁻¹ | c (R, G, B) m⁻¹ |",
+            "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, w in PRESETS.items():
+        if name in JERLOV:
+            chl, mineral = JERLOV[name]
+            rows.append(f"| `{name}` | {f3(jerlov_kd(name))} | {chl:g} | {mineral:g} | "
+                        f"{f3(w.a)} | {f3(w.b)} | {f3(w.c)} |")
+        else:
+            rows.append(f"| `{name}` | – | – | – | {f3(w.a)} | {f3(w.b)} | {f3(w.c)} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(presets_table())

@@ -12,8 +12,13 @@ Pressure, density and sound speed follow from TEOS-10 (IOC, SCOR and IAPSO 2010,
 (the Gibbs SeaWater toolbox, McDougall and Barker 2011), never from a hand-written
 equation of state:
 
-* sea pressure p (dbar) = ``gsw.p_from_z(-d, latitude)`` (a standard ocean with no
-  dynamic height anomaly: Saunders' 1981 relation refined in TEOS-10);
+* sea pressure p (dbar): the hydrostatic integral p(d) = ∫0^d ρ(SA, CT, p) g(z) dz of
+  this column's own density, with gravity ``gsw.grav(latitude, p)``, on a 1 m grid
+  from the surface (trapezoids; ρ depends on p, so three fixed-point passes, started
+  from ``gsw.p_from_z``, converge to < 1e-6 dbar), interpolated linearly between the
+  metres (error < 0.01 Pa). ``gsw.p_from_z`` alone assumes TEOS-10's standard ocean
+  (SA = 35.16504 g/kg, CT = 0 °C): 3 % high in fresh water (a pool), ~0.2 % off in a
+  warm mixed layer;
 * absolute salinity SA = ``gsw.SA_from_SP(S, p, lon, lat)`` (with the regional
   anomaly of the map origin) and conservative temperature
   CT = ``gsw.CT_from_t(SA, T, p)``;
@@ -98,9 +103,29 @@ class WaterColumn:
         return self._layer(depth_m, self.surface_salinity_psu, self.deep_salinity_psu, 0.0)
 
     def sea_pressure_dbar(self, depth_m) -> np.ndarray:
-        """Sea pressure (absolute minus 10.1325 dbar), dbar: ``gsw.p_from_z``."""
+        """Sea pressure (absolute minus 10.1325 dbar), dbar: the hydrostatic integral of
+        this column's density (module docstring)."""
         d = np.maximum(np.asarray(depth_m, dtype=float), 0.0)
-        return np.asarray(gsw.p_from_z(-d, self.latitude_deg), dtype=float)
+        grid, p = self._pressure_table(float(np.max(d, initial=0.0)))
+        return np.interp(d, grid, p)
+
+    def _pressure_table(self, deepest_m: float):
+        """(depth grid m, sea pressure dbar) from the surface to at least ``deepest_m``
+        (11,000 m: the whole ocean), built once."""
+        table = self.__dict__.get("_p_table")
+        if table is not None and table[0][-1] >= deepest_m:
+            return table
+        grid = np.arange(0.0, max(11_000.0, np.ceil(deepest_m) + 1.0) + 0.5, 1.0)
+        S, T = self.salinity_psu(grid), self.temperature_c(grid)
+        p = np.asarray(gsw.p_from_z(-grid, self.latitude_deg), dtype=float)
+        for _ in range(3):
+            sa = gsw.SA_from_SP(S, p, self.longitude_deg, self.latitude_deg)
+            rho = np.asarray(gsw.rho(sa, gsw.CT_from_t(sa, T, p), p), dtype=float)
+            f = rho * np.asarray(gsw.grav(self.latitude_deg, p), dtype=float)
+            p = np.concatenate([[0.0], np.cumsum(0.5 * (f[1:] + f[:-1]) * np.diff(grid))])
+            p /= PA_PER_DBAR
+        object.__setattr__(self, "_p_table", (grid, p))  # a cache on a frozen dataclass
+        return grid, p
 
     def pressure_pa(self, depth_m) -> np.ndarray:
         """Absolute pressure (atmosphere + water), Pa."""

@@ -1,7 +1,8 @@
 """The one ray engine: first hits of rays against triangle meshes (docs/world.md).
 
-Embree 4 (through ``embreex``) finds which triangle a ray hits first; everything
-returned is then computed again in float64 from that triangle:
+Embree 4 (the library the ``embreex`` wheel ships, driven through its C API in
+16-ray packets: ``native.py``, ``embree_packets.c``) finds which triangle a ray hits
+first; everything returned is then computed again in float64 from that triangle:
 
 * Embree works in float32. Each mesh is therefore handed to it relative to a local
   origin (the centre of its bounding box), so coordinates stay small (a 200 m scene:
@@ -24,40 +25,84 @@ hit is the nearest over the parts. Triangle indices run over the parts in order,
 as if all meshes were one combined mesh; ``labels``/``instances`` give each
 triangle its semantic class id and instance id (0 = none).
 
-Threads: ``cast`` traces on the calling thread (embreex's loop over
-``rtcIntersect1``); Embree's BVH build may use several (TBB).
+Threads: ``cast`` traces on the calling thread (``rtcIntersect16`` packets);
+Embree's BVH build may use several (TBB). Only the fields a caller reads are
+computed: ``Hits`` fills points, turned normals, labels and instances on first use.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
-from embreex import mesh_construction as _mesh
-from embreex import rtcore_scene as _rtc
 
-_F32_MAX_RANGE = 1.0e30
-"""Embree's tfar for an unlimited ray (finite: float32 arithmetic inside)."""
+from .native import EmbreeScene
 
 
-@dataclass(frozen=True)
 class Hits:
-    """First hits of N rays (world NED frame, metres)."""
+    """First hits of N rays (world NED frame, metres).
 
-    distance_m: np.ndarray
-    """(N,) float64 range along the unit direction; ``np.inf`` where nothing is hit
-    within the ray's maximum range."""
-    point_ned: np.ndarray
-    """(N, 3) hit points, NED, m; nan where no hit."""
-    normal_ned: np.ndarray
-    """(N, 3) unit surface normals, NED, turned against the ray (n·d <= 0); nan
-    where no hit."""
-    triangle: np.ndarray
-    """(N,) int64 triangle index in the combined mesh; -1 where no hit."""
-    label: np.ndarray
-    """(N,) int32 semantic class id (0 = no hit); the scene's ``classes`` maps it."""
-    instance: np.ndarray
-    """(N,) int32 instance id (0 = no hit); the scene's ``instances`` maps it."""
+    The engine fills ``distance_m`` and ``triangle`` at once and the other fields
+    on first use (a sensor that needs only ranges pays for nothing else); built
+    directly, every field is given."""
+
+    __slots__ = ("distance_m", "triangle", "_point", "_normal", "_label", "_instance",
+                 "_lazy")
+
+    def __init__(self, distance_m, point_ned, normal_ned, triangle, label, instance) -> None:
+        self.distance_m = distance_m
+        """(N,) float64 range along the unit direction; ``np.inf`` where nothing is hit
+        within the ray's maximum range."""
+        self.triangle = triangle
+        """(N,) int64 triangle index in the combined mesh; -1 where no hit."""
+        self._point, self._normal = point_ned, normal_ned
+        self._label, self._instance = label, instance
+        self._lazy = None
+
+    @classmethod
+    def _deferred(cls, distance_m, triangle, normal, origins, dirs, engine) -> Hits:
+        h = cls(distance_m, None, None, triangle, None, None)
+        h._lazy = (normal, origins, dirs, engine)
+        return h
+
+    @property
+    def point_ned(self) -> np.ndarray:
+        """(N, 3) hit points, NED, m; nan where no hit."""
+        if self._point is None:
+            _, origins, dirs, _ = self._lazy
+            with np.errstate(invalid="ignore"):
+                point = origins + self.distance_m[:, None] * dirs
+            miss = self.triangle < 0
+            if miss.any():
+                point[miss] = np.nan
+            self._point = point
+        return self._point
+
+    @property
+    def normal_ned(self) -> np.ndarray:
+        """(N, 3) unit surface normals, NED, turned against the ray (n·d <= 0); nan
+        where no hit."""
+        if self._normal is None:
+            normal, _, dirs, _ = self._lazy
+            flip = np.einsum("ij,ij->i", normal, dirs) > 0
+            normal[flip] *= -1.0
+            miss = self.triangle < 0
+            if miss.any():
+                normal[miss] = np.nan
+            self._normal = normal
+        return self._normal
+
+    @property
+    def label(self) -> np.ndarray:
+        """(N,) int32 semantic class id (0 = no hit); the scene's ``classes`` maps it."""
+        if self._label is None:
+            self._label = self._lazy[3]._per_triangle(self._lazy[3].labels, self.triangle)
+        return self._label
+
+    @property
+    def instance(self) -> np.ndarray:
+        """(N,) int32 instance id (0 = no hit); the scene's ``instances`` maps it."""
+        if self._instance is None:
+            self._instance = self._lazy[3]._per_triangle(self._lazy[3].instances, self.triangle)
+        return self._instance
 
     @property
     def hit(self) -> np.ndarray:
@@ -109,55 +154,23 @@ class MeshPart:
         """Embree's primitive index -> face index (None: the identity)."""
         self._scene = None
         if good.any():
-            self._scene = _rtc.EmbreeScene(robust=True)
-            _mesh.TriangleMesh(
-                scene=self._scene,
-                vertices=local.astype(np.float32),
-                indices=faces[good].astype(np.int32),
-            )
+            self._scene = EmbreeScene(local.astype(np.float32), faces[good].astype(np.uint32))
 
     def cast(self, origins: np.ndarray, dirs: np.ndarray, max_range: np.ndarray):
         """(t float64, face int64, normal (N, 3) float64) for each ray; t = inf,
-        face = -1 for a miss (its normal row is then meaningless).
-
-        Computed over all rays at once (misses included, then masked): cheaper than
-        gathering the hits when most rays hit, as a sensor's mostly do."""
+        face = -1 for a miss (its normal row is then nan). ``origins`` (N, 3), or one
+        row broadcast to (N, 3) (stride 0); ``dirs`` unit."""
         n = len(origins)
         if self._scene is None or n == 0:
             return np.full(n, np.inf), np.full(n, -1, dtype=np.int64), np.full((n, 3), np.nan)
-        local = origins - self.origin
-        local32 = local.astype(np.float32)
-        dirs32 = dirs.astype(np.float32)
-        limited = bool(np.isfinite(max_range).any())
-        if limited:
-            # Embree's own cut-off, a little beyond the float64 one applied below.
-            tfar = np.minimum(max_range, _F32_MAX_RANGE)
-            tfar = (tfar * (1.0 + 1e-5) + 1e-3).astype(np.float32)
-            prim = self._scene.run(local32, dirs32, dists=tfar)
+        if n > 1 and origins.strides[0] == 0:  # one origin for every ray (a broadcast view)
+            local = np.broadcast_to(origins[:1] - self.origin, (n, 3))
         else:
-            tfar = None
-            prim = self._scene.run(local32, dirs32)
-        hit = prim >= 0
-        f = np.where(hit, prim, 0).astype(np.int64)
-        if self._embree_to_face is not None:
-            f = self._embree_to_face[f]
-        nrm = self.normals[f]
-        denom = np.einsum("ij,ij->i", nrm, dirs)
-        num = self._plane[f] - np.einsum("ij,ij->i", nrm, local)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = num / denom
-        # A grazing ray (n·d ~ 0) cannot be refined: keep Embree's float32 range.
-        grazing = hit & ~(np.abs(denom) > 1e-9)
-        if grazing.any():
-            g = np.flatnonzero(grazing)
-            t32 = self._scene.run(local32[g], dirs32[g],
-                                  dists=None if tfar is None else tfar[g], output=1)["tfar"]
-            t[g] = t32.astype(np.float64)
-        np.maximum(t, 0.0, out=t)
-        if limited:
-            hit &= t <= max_range
-        t[~hit] = np.inf
-        return t, np.where(hit, f, -1), nrm
+            local = origins - self.origin
+        limited = bool(np.isfinite(max_range).any())
+        face, t, nrm = self._scene.cast(local, dirs, max_range if limited else None,
+                                        self.normals, self._plane, self._embree_to_face)
+        return t, face, nrm
 
     def may_hit(self, origins: np.ndarray, dirs: np.ndarray, max_range: np.ndarray):
         """(N,) bool: the ray meets this part's bounding box (slab test, padded)."""
@@ -220,18 +233,22 @@ class RayEngine:
             raise ValueError(f"origins and directions must be (N, 3) or (3,), got "
                              f"{origins.shape} and {dirs.shape}")
         n = max(len(dirs), len(origins))
-        try:
-            dirs = np.ascontiguousarray(np.broadcast_to(dirs, (n, 3)))
-            origins = np.ascontiguousarray(np.broadcast_to(origins, (n, 3)))
-        except ValueError:
+        if len(dirs) not in (1, n) or len(origins) not in (1, n):
             raise ValueError(f"{len(origins)} origins for {len(dirs)} directions "
-                             "(fix: one origin, or one per ray)") from None
+                             "(fix: one origin, or one per ray)")
+        if len(dirs) != n:
+            dirs = np.broadcast_to(dirs, (n, 3))
         norm = np.sqrt(np.einsum("ij,ij->i", dirs, dirs))
-        if np.any(~(norm > 0)) or not np.all(np.isfinite(norm)):
+        if not (n == 0 or (norm.min() > 0 and np.isfinite(norm.max()))):
             raise ValueError("a ray direction is zero or not finite (fix: give unit directions)")
         dirs = dirs / norm[:, None]
         if not np.all(np.isfinite(origins)):
             raise ValueError("a ray origin is not finite")
+        # One origin for all rays stays one row (a broadcast view below); per-ray
+        # origins are copied (the hits' points are computed from them on demand).
+        origins = np.array(origins, dtype=np.float64, order="C")
+        if len(origins) != n:
+            origins = np.broadcast_to(origins, (n, 3))
         max_range = np.broadcast_to(np.asarray(max_range_m, dtype=np.float64), (n,))
         if np.any(np.isnan(max_range)) or np.any(max_range < 0):
             raise ValueError("max_range_m must be >= 0 (np.inf: unlimited)")
@@ -253,18 +270,14 @@ class RayEngine:
             best_tri[idx] = face[closer] + self._offsets[k]
             normal[idx] = nrm[closer]
 
-        hit = best_tri >= 0
-        miss = ~hit
-        tri = np.where(hit, best_tri, 0)
-        with np.errstate(invalid="ignore"):
-            point = origins + best_t[:, None] * dirs
-        flip = np.einsum("ij,ij->i", normal, dirs) > 0
-        normal[flip] *= -1.0
-        label = self.labels[tri] if self.n_triangles else np.zeros(n, np.int32)
-        instance = self.instances[tri] if self.n_triangles else np.zeros(n, np.int32)
-        if miss.any():
-            point[miss] = np.nan
-            normal[miss] = np.nan
-            label = np.where(hit, label, 0).astype(np.int32)
-            instance = np.where(hit, instance, 0).astype(np.int32)
-        return Hits(best_t, point, normal, best_tri, label, instance)
+        return Hits._deferred(best_t, best_tri, normal, origins, dirs, self)
+
+    def _per_triangle(self, values: np.ndarray, tri: np.ndarray) -> np.ndarray:
+        """(N,) int32 ``values[tri]``, 0 where ``tri`` is -1 (no hit)."""
+        if not self.n_triangles:
+            return np.zeros(len(tri), np.int32)
+        hit = tri >= 0
+        if hit.all():
+            return values[tri]
+        return np.where(hit, values[np.where(hit, tri, 0)], 0).astype(np.int32)
+

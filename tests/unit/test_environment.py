@@ -20,17 +20,38 @@ def uniform(salinity, temperature, **kw) -> WaterColumn:
 
 def test_sound_speed_and_density_at_6000_m_equal_gsw_computed_independently():
     w = uniform(35.0, 2.0)
-    p = gsw.p_from_z(-6000.0, LAT)
+    p = float(w.sea_pressure_dbar(6000.0))  # the column's own (tested below)
     sa = gsw.SA_from_SP(35.0, p, LON, LAT)
     ct = gsw.CT_from_t(sa, 2.0, p)
     assert float(w.sound_speed_mps(6000.0)) == pytest.approx(
         float(gsw.sound_speed(sa, ct, p)), abs=1e-9)
     assert float(w.density_kgpm3(6000.0)) == pytest.approx(float(gsw.rho(sa, ct, p)), abs=1e-9)
-    assert float(w.pressure_pa(6000.0)) == pytest.approx(float(p) * 1e4 + P_ATM_PA, abs=1e-6)
+    assert float(w.pressure_pa(6000.0)) == pytest.approx(p * 1e4 + P_ATM_PA, abs=1e-6)
     # and plausible against the literature (deep Pacific: ~1,560 m/s, ~1,055 kg/m³, ~61 MPa)
     assert 1550.0 < float(w.sound_speed_mps(6000.0)) < 1565.0
     assert 1050.0 < float(w.density_kgpm3(6000.0)) < 1060.0
     assert 60.0e6 < float(w.pressure_pa(6000.0)) < 62.0e6
+
+
+@pytest.mark.parametrize("salinity, temperature", [(35.0, 2.0), (0.0, 20.0), (34.0, 28.0)])
+def test_pressure_is_the_hydrostatic_integral_of_the_columns_own_density(salinity, temperature):
+    """dp/dz = rho(SA, CT, p) g(z), integrated independently (solve_ivp, rtol 1e-11)."""
+    from scipy.integrate import solve_ivp
+
+    w = uniform(salinity, temperature)
+
+    def dpdz(z, y):
+        sa = gsw.SA_from_SP(salinity, y[0], LON, LAT)
+        rho = gsw.rho(sa, gsw.CT_from_t(sa, temperature, y[0]), y[0])
+        return [rho * gsw.grav(LAT, y[0]) / 1e4]
+
+    depths = [0.5, 2.0, 100.0, 6000.0]
+    ref = solve_ivp(dpdz, (0.0, 6000.0), [0.0], t_eval=depths, rtol=1e-11, atol=1e-9).y[0]
+    got = w.sea_pressure_dbar(depths)
+    np.testing.assert_allclose(got * 1e4, ref * 1e4, atol=2.0)  # Pa, at up to 61 MPa
+    if salinity == 0.0:
+        # gsw.p_from_z assumes TEOS-10's standard ocean: 3 % high in fresh water.
+        assert gsw.p_from_z(-2.0, LAT) / got[1] == pytest.approx(1.03, abs=0.01)
 
 
 def test_surface_pressure_is_one_atmosphere_and_fresh_water_is_fresh():

@@ -103,3 +103,53 @@ def test_the_sonars_see_a_second_vehicle_too(tmp_path):
         alone = host.step(0, 10**8, {"state": a})[0].message
         seen = host.step(10**8, 10**8, {"state": a, "body_rov2": state(where)})[0].message
         assert 9 not in labels(alone) and 9 in labels(seen), cls.__name__
+
+
+def test_dvl_beams_range_to_a_second_vehicle_under_it(tmp_path):
+    from moonpool.components.sensors.dvl import DvlSensor
+
+    scene = write_flat_scene(tmp_path, depth_m=FLOOR)
+    raft = {"shape": "box", "size_m": [12.0, 12.0, 1.0]}  # wide enough for all four beams
+    params = dict(scene=str(scene), bodies={"raft": raft}, range_noise_m=0.0,
+                  bias_walk_mps_per_sqrt_s=0.0, noise_k=0.0, noise_c_mps=0.0)
+    assert [p.name for p in DvlSensor.ports_for(DvlSensor.Parameters(
+        scene=scene, bodies={"raft": raft}))[0]] == ["state", "body_raft"]
+    host = ComponentHost(DvlSensor())
+    host.configure(lc.Configure(instance_name="dvl", seed=1, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
+    host.initialize(0)
+    a = state((0.0, 0.0, A_DEPTH))
+    (out,) = host.step(0, 10**8, {"state": a})  # the raft's state has not arrived: the floor
+    assert out.message.true_altitude_m == pytest.approx(FLOOR - A_DEPTH, abs=1e-6)
+    (out,) = host.step(10**8, 10**8, {"state": a, "body_raft": state((0.0, 0.0, B_DEPTH))})
+    assert out.message.true_altitude_m == pytest.approx(B_DEPTH - 0.5 - A_DEPTH, abs=1e-6)
+    assert out.message.altitude_m == pytest.approx(B_DEPTH - 0.5 - A_DEPTH, abs=1e-6)
+    with pytest.raises(ParameterError, match="casts against `bodies`"):
+        DvlSensor.Parameters(bodies={"raft": raft})
+
+
+def test_a_body_given_as_a_mesh_file_is_seen_like_the_same_primitive(tmp_path):
+    import trimesh
+
+    scene = write_flat_scene(tmp_path, depth_m=FLOOR)
+    # The same 3 x 1 x 1 m box as BOX, as an STL beside the scene file, in decimetres.
+    trimesh.creation.box(extents=[30.0, 10.0, 10.0]).export(tmp_path / "rov2.stl")
+    mesh = {"shape": "mesh", "file": "rov2.stl", "scale": 0.1, "label": 9, "instance": 77}
+    params = dict(scene=str(scene), bodies={"rov2": mesh}, beam_width_deg=0.0,
+                  range_noise_m=0.0, range_noise_per_m=0.0)
+    host = ComponentHost(AltimeterSensor())
+    host.configure(lc.Configure(instance_name="s", seed=1, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
+    host.initialize(0)
+    b = state((0.0, 0.0, B_DEPTH))
+    (out,) = host.step(0, 10**8, {"state": state((1.2, 0.0, A_DEPTH)), "body_rov2": b})
+    assert out.message.true_range_m == pytest.approx(B_DEPTH - 0.5 - A_DEPTH, abs=1e-6)
+    assert (out.message.true_label, out.message.true_instance) == (9, 77)
+    # A missing file and a bad scale are named by check, with where the file is looked for.
+    with pytest.raises(ParameterError) as info:
+        AltimeterSensor.Parameters(scene=scene, bodies={
+            "a": {"shape": "mesh", "file": "nope.stl"},
+            "b": {"shape": "mesh", "file": "rov2.stl", "scale": -1}})
+    text = str(info.value)
+    assert "bodies.a: mesh file" in text and "not found" in text and "scene file's folder" in text
+    assert "bodies.b: scale must be a number > 0" in text
