@@ -66,13 +66,18 @@ class HeaveVehicle(Component):
         initial_depth_m: float = param(0.5, "initial depth of the hull centre", unit="m")
         substep_s: float = param(0.001, "RK4 sub-step (the step is cut into equal sub-steps)", unit="s")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Masses, volume, hull and step positive; damping and added mass >= 0."""
         for name in ("mass_kg", "volume_m3", "hull_height_m", "water_density_kgpm3", "substep_s"):
-            _positive(name, getattr(params, name), self.name)
+            _positive(name, getattr(params, name), "")
         for name in ("added_mass_kg", "linear_damping", "quadratic_damping"):
             if getattr(params, name) < 0:
                 raise ParameterError(f"'{name}' must be >= 0 (a positive magnitude)",
-                                     component=self.name, fix=f"set {name} >= 0")
+                                     fix=f"set {name} >= 0")
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
         self.p = params
 
     def initialize(self, start_time_ns: int):
@@ -154,11 +159,16 @@ class PressureSensor(Component):
         atmospheric_pa: float = param(P_ATM, "pressure at the surface", unit="Pa")
         water_density_kgpm3: float = param(1025.0, "density used for the water column", unit="kg/m^3")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Noise and resolution >= 0, water density > 0."""
         if params.noise_pa < 0 or params.resolution_pa < 0:
-            raise ParameterError("noise_pa and resolution_pa must be >= 0", component=self.name,
+            raise ParameterError("noise_pa and resolution_pa must be >= 0",
                                  fix="use non-negative values")
-        _positive("water_density_kgpm3", params.water_density_kgpm3, self.name)
+        _positive("water_density_kgpm3", params.water_density_kgpm3, "")
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
         self.p = params
         self.noise = KeyedNoise(self.seed, self.name)
         self.k = 0  # sample index: the noise key, independent of process layout
@@ -235,12 +245,16 @@ class DepthPid(Component):
         water_density_kgpm3: float = param(1025.0, "density used to turn pressure into depth", unit="kg/m^3")
         settle_s: float = param(5.0, "time after each setpoint change excluded from the RMSE", unit="s")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """At least one set-point; hold time and force limit positive."""
         if not params.setpoints_m:
-            raise ParameterError("setpoints_m is empty", component=self.name,
-                                 fix="give at least one depth")
-        _positive("hold_s", params.hold_s, self.name)
-        _positive("max_force_n", params.max_force_n, self.name)
+            raise ParameterError("setpoints_m is empty", fix="give at least one depth")
+        _positive("hold_s", params.hold_s, "")
+        _positive("max_force_n", params.max_force_n, "")
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
         self.p = params
 
     def initialize(self, start_time_ns: int):

@@ -279,13 +279,31 @@ def _prepare_out(out: Path, *, force: bool) -> str | None:
 
 
 def cmd_run(args) -> int:
-    from .run import run_rig
-
     try:
         rig = _load(args)
     except RigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    live = None
+    if args.live is not None:  # before --out is touched: a taken port is bad input
+        from .live import LiveView
+
+        try:
+            live = LiveView(args.live)
+        except RigError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    try:
+        return _run(args, rig, live)
+    finally:
+        if live is not None:
+            live.close()
+
+
+def _run(args, rig, live) -> int:
+    """``moonpool run`` once the rig is loaded (and the live view, if any, serving)."""
+    from .run import run_rig
+
     out = args.out or _fresh_dir(Path("runs") / f"{rig.name}-{datetime.now().strftime('%Y%m%d-%H%M%S')}")
     if args.out is not None:
         problem = _prepare_out(args.out, force=args.force)
@@ -317,25 +335,18 @@ def cmd_run(args) -> int:
             progress.done()
         print(text, file=sys.stderr, flush=True)
 
-    live = None
-    if args.live is not None:
-        from .live import LiveView
+    if live is not None:
+        from .livescene import rig_scene
 
-        try:
-            live = LiveView(args.live)
-        except RigError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return EXIT_BAD_INPUT
-        print(f"live view: ws://127.0.0.1:{live.port} (Foxglove: Open connection)",
+        live.set_scene(rig_scene(rig))
+        print(f"live view: ws://127.0.0.1:{live.port} once the components are set up "
+              "(Foxglove: Open connection; layout: docs/foxglove-layout.json)",
               file=sys.stderr, flush=True)
     try:
         result = run_rig(rig, out, progress=progress, notify=notify, live=live)
     except KeyboardInterrupt:  # only outside the run's own handling (e.g. before it)
         notify(f"interrupted (Ctrl-C); see {out}/summary.json if it was written")
         return EXIT_FAILED
-    finally:
-        if live is not None:
-            live.close()
     if progress is not None:
         progress.done()
     # Everything is on disk: a Ctrl-C from now on would only cut the report short and

@@ -36,9 +36,9 @@ Mapping of an ImageHeader and its pixels to a RawImage:
 - ``timestamp``: ``header.sim_time_ns`` (the simulation time the image refers to);
   the message's log time when the ImageHeader has no header;
 - ``frame_id``: ``header.frame_id``; ``width``, ``height`` as they are;
-- ``encoding``: mono8, mono16, bgr8, rgb8 (moonpool's names are Foxglove's; an empty
-  encoding is mono8, as the localizer reads it); a frame in any other encoding gets
-  no view (logged once per topic);
+- ``encoding``: mono8, mono16, bgr8, rgb8, bayer_rggb8 (moonpool's names are
+  Foxglove's; an empty encoding is mono8, as the localizer reads it); a frame in any
+  other encoding gets no view (logged once per topic);
 - ``step``: ``step_bytes``, or width x bytes per pixel when it is 0 (unpadded rows);
 - ``data``: the pixels, byte for byte (mono16: little endian, as Foxglove reads it).
 """
@@ -56,8 +56,10 @@ RAW_IMAGE_FILE = "foxglove/RawImage.proto"
 """File name of the schema, as in Foxglove's schema repository."""
 IMAGE_HEADER = "moonpool.v1.ImageHeader"
 """The moonpool type whose attached frames get an image view."""
-BYTES_PER_PIXEL = {"mono8": 1, "mono16": 2, "bgr8": 3, "rgb8": 3}
-"""The encodings an ImageHeader may carry (all also Foxglove's names), and their pixel size."""
+BYTES_PER_PIXEL = {"mono8": 1, "mono16": 2, "bgr8": 3, "rgb8": 3, "bayer_rggb8": 1}
+"""The encodings of an ImageHeader that are also Foxglove's (the deep-sea camera's
+8-bit Bayer mosaic included), and their pixel size; others (rgb16, bayer_rggb16)
+have no view."""
 
 _FIXED32 = descriptor_pb2.FieldDescriptorProto.TYPE_FIXED32
 _STRING = descriptor_pb2.FieldDescriptorProto.TYPE_STRING

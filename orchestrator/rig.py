@@ -199,6 +199,10 @@ class RunConfig:
     """Also write every recorded camera frame (an ImageHeader output with pixels) as a
     ``foxglove.RawImage`` on ``{topic}/foxglove``, which Foxglove's Image panel shows;
     a view beside the stream: readers skip it and the digest does not change."""
+    view_scene: Path | None = None
+    """A scene file viewers draw the run in (the live view's 3-D scene), for rigs in
+    which no component reads one (the pool rigs); absolute. Components that sense a
+    scene name their own (their ``scene`` parameter), which viewers draw too."""
     plots: bool = True
     """Draw PNG plots after the run."""
     realtime: Fraction | None = None

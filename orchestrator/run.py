@@ -54,7 +54,8 @@ log = logging.getLogger("moonpool.run")
 
 
 class RunObserver:
-    """Feeds every message to the digest and, when recording, to the MCAP file."""
+    """Feeds every message to the digest and, when recording, to the MCAP file (and,
+    with ``--live``, to the live view)."""
 
     def __init__(self, recorder: Recorder | None, exclude: Iterable[str] = (),
                  live: Any = None) -> None:
@@ -65,6 +66,8 @@ class RunObserver:
         self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
         # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
         self._exclude = {"/" + ref.replace(".", "/", 1) for ref in exclude}
+        if live is not None:  # without --live, write() has no live-view code at all
+            self.write = self._write_live  # type: ignore[method-assign]
 
     def add_topic(self, topic: str, type_name: str, extra_schemas: bytes = b"") -> int:
         recorded = self.recorder is not None and topic not in self._exclude
@@ -79,8 +82,12 @@ class RunObserver:
         self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
         if channel >= 0:
             self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
-        if self.live is not None:
-            self.live.write(self._live[index], log_time_ns, payload)
+
+    def _write_live(self, index: int, log_time_ns: int, payload: bytes,
+                    attachment: Any = None) -> None:
+        """``write`` with the live view on: the same, then the message to the viewer."""
+        RunObserver.write(self, index, log_time_ns, payload, attachment)
+        self.live.write(self._live[index], log_time_ns, payload, attachment)
 
 
 @dataclass
@@ -433,9 +440,9 @@ def run_rig(
     summary_path = out_dir / "summary.json"
     # Written before plotting, so that no interrupt while drawing can lose it.
     summary_mod.write_summary(summary_path, summary)
-    # Nothing to draw from a run that failed before its first message (and no
-    # "skipped" warnings about it).
-    draw = recorder is not None and rig.run.plots and bool(summary["messages"])
+    # Nothing to draw from a run that stepped nothing (it failed before its first
+    # step, or ran --until 0), and no "skipped" warnings about it.
+    draw = recorder is not None and rig.run.plots and bool(summary["ticks"])
     if draw or (pacer is not None and rig.run.plots and len(pacer.lateness)):
         say(f"drawing the plots into {out_dir / 'plots'} (Ctrl-C skips them; "
             "summary.json is already written)")

@@ -341,8 +341,11 @@ class Nmpc(StateInput, Component):
             {}, "vehicle profile (the rig's profile key): [parameters] is the model, "
             "[[thrusters]] gives the input box")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def _settings(cls, params: Parameters) -> tuple:
+        """The vehicle model, the solver's settings and the input box of ``params``,
+        checked: (model, settings, lo, hi)."""
+        name = ""  # the host and ``moonpool check`` name the component
         state_message_class(params.state_type, name)
         profile = params.profile or {}
         if not isinstance(profile, Mapping) or not profile.get("parameters"):
@@ -397,6 +400,15 @@ class Nmpc(StateInput, Component):
             current_ned=_floats("current_ned_mps", params.current_ned_mps, 3, name, minimum=None),
             max_iterations=params.max_iterations,
         )
+        return model, settings, lo, hi
+
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """The state type, the vehicle profile, horizon, weights and limits (``_settings``)."""
+        cls._settings(params)
+
+    def configure(self, params: Parameters) -> None:
+        model, settings, lo, hi = self.checked(params, self._settings)
         self.p = params
         self.settings = settings
         self.solver = NmpcSolver(model, settings)

@@ -166,8 +166,11 @@ class WorldFramePid(StateInput, Component):
             {}, "vehicle profile (the rig's profile key): [parameters] for the feed-forward, "
             "[[thrusters]] for the default output limits")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def _gains(cls, params: Parameters) -> tuple:
+        """The per-axis gains and limits and the vehicle model of ``params``, checked:
+        (kp, ki, kd, deadband, integral_limit, integral_zone, output_limit, model)."""
+        name = ""  # the host and ``moonpool check`` name the component
         state_message_class(params.state_type, name)
         kp = _tuple4("kp", params.kp, name)
         ki = _tuple4("ki", params.ki, name)
@@ -197,17 +200,27 @@ class WorldFramePid(StateInput, Component):
                                  fix="e.g. level_gains = [10, 3]; [0, 0] disables levelling")
         if not params.level_limit >= 0:
             raise ParameterError("level_limit must be >= 0", component=name, fix="e.g. level_limit = 10")
-        self.p = params
-        self.axes = [PidAxis(kp[i], ki[i], kd[i], deadband=db[i], integral_limit=ilim[i],
-                             output_limit=olim[i], integral_zone=izone[i]) for i in range(4)]
-        self.model = None
+        model = None
         if model_params:
             try:
                 model = FossenModel(model_params)
             except ValueError as exc:
                 raise ParameterError(f"profile [parameters]: {exc}", component=name,
                                      fix="fix the vehicle profile") from exc
-            self.model = model
+        return kp, ki, kd, db, ilim, izone, olim, model
+
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """The state type, gains, limits, levelling and the vehicle profile (``_gains``)."""
+        cls._gains(params)
+
+    def configure(self, params: Parameters) -> None:
+        kp, ki, kd, db, ilim, izone, olim, model = self.checked(params, self._gains)
+        self.p = params
+        self.axes = [PidAxis(kp[i], ki[i], kd[i], deadband=db[i], integral_limit=ilim[i],
+                             output_limit=olim[i], integral_zone=izone[i]) for i in range(4)]
+        self.model = model
+        if model is not None:
             d = ca.SX.sym("d")
             self._net_weight = ca.Function("net_weight", [d], [model.W - model.buoyancy(d)])
             self._M = model.M

@@ -22,6 +22,7 @@ from ..sdk.frames import euler_from_rot, rot_from_quat
 from ..sdk.noise import channel_key
 from .pool_setup import PoolSetup, example_setup, load_setup
 from .render import Pose, Renderer, RenderOptions
+from .view import camera_part, tag_parts
 
 
 def pose_from_state(state: vehicle_pb2.VehicleState) -> Pose:
@@ -86,6 +87,14 @@ class OverheadCamera(Component):
                                  fix="give the exposure time in seconds, or 0")
         if params.setup_file:
             setup_from_param(params.setup_file, "")
+
+    @classmethod
+    def static_scene(cls, params: Parameters):
+        """The tags on the vehicle whose state arrives on ``state``, and the camera
+        above the pool (``view.py``), from the setup the camera renders."""
+        size = (params.image_width, params.image_height) if params.image_width else None
+        setup = setup_from_param(params.setup_file, "", size)
+        return [*tag_parts(setup, "state"), camera_part(setup)]
 
     def configure(self, params: Parameters) -> None:
         self.check_parameters(params)

@@ -263,20 +263,25 @@ class NavigationFilter(Component):
         history_s: float = param(2.0, "how late a measurement may arrive and still be applied at its time", unit="s")
         max_position_std_m: float = param(0.5, "refuse the output while the horizontal σ exceeds this", unit="m")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Noise figures and limits, the gate, the reset and the history."""
         positive = ("accel_noise_m2ps3", "yaw_accel_noise_rad2ps3", "depth_noise_m", "gyro_noise_radps",
                     "min_pose_std_m", "min_yaw_std_rad", "water_density_kgpm3", "initial_velocity_std_mps",
                     "max_position_std_m", "attitude_time_constant_s")
         for name in positive:
             if not getattr(params, name) > 0:
                 raise ParameterError(f"{name} must be > 0, got {getattr(params, name)}",
-                                     component=self.name, fix=f"give a positive {name}")
+                                     fix=f"give a positive {name}")
         if not 0.5 < params.gate_probability < 1.0:
             raise ParameterError(f"gate_probability must be in (0.5, 1), got {params.gate_probability}",
-                                 component=self.name, fix="e.g. 0.999")
+                                 fix="e.g. 0.999")
         if params.reset_after_rejections < 1 or params.history_s < 0:
             raise ParameterError("reset_after_rejections must be >= 1 and history_s >= 0",
-                                 component=self.name, fix="e.g. reset_after_rejections = 10, history_s = 2")
+                                 fix="e.g. reset_after_rejections = 10, history_s = 2")
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
         self.p = params
 
     def initialize(self, start_time_ns: int):

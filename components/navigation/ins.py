@@ -312,9 +312,11 @@ class Ins(Component):
         gate_probability: float = param(0.9999, "χ² gate: probability of keeping a good measurement")
         max_position_std_m: float = param(50.0, "refuse the output while the horizontal σ exceeds this", unit="m")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Noise densities and initial uncertainties, vectors, alignment and the gate."""
         def bad(msg: str, fix: str):
-            raise ParameterError(msg, component=self.name, fix=fix)
+            raise ParameterError(msg, fix=fix)
 
         for name in ("accel_noise_density", "gyro_noise_density", "dvl_min_std_mps", "pressure_noise_pa",
                      "rho_surface", "initial_position_std_m", "initial_velocity_std_mps",
@@ -335,6 +337,9 @@ class Ins(Component):
             bad("alignment_samples must be >= 1", "e.g. alignment_samples = 10")
         if not 0.5 < params.gate_probability < 1.0:
             bad(f"gate_probability must be in (0.5, 1), got {params.gate_probability}", "e.g. 0.9999")
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
         self.p = params
         self.R_bi = rot_from_euler(*params.imu_rpy_rad)
         self.R_bd = rot_from_euler(*params.dvl_rpy_rad)

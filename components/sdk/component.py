@@ -9,6 +9,8 @@ host; a ``ComponentHost`` (``host.py``) enforces it::
                                         ``moonpool check``: what can be checked without
                                         starting anything (ranges, choices, files that
                                         must exist; of a device, that its path exists)
+    static_scene(params)                classmethod, only for a viewer (``--live``): the
+                                        static world the component knows (``scene.py``)
     configure(params)                   once: params is the validated Parameters instance
     initialize(start_time_ns)           once: may return initial outputs (valid at start);
                                         with ``initial_inputs = True``:
@@ -61,13 +63,17 @@ boundary of numeric code (``dt_ns * 1e-9``).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 from google.protobuf.message import Message
 
 from moonpool.v1 import common_pb2
+
+from .errors import ComponentError
+from .scene import SceneFile, ScenePart
 
 
 @dataclass(frozen=True)
@@ -197,6 +203,30 @@ class Component:
         component's name.
         """
         return None
+
+    def checked(self, params: Any, check: Any = None) -> Any:
+        """``check(params)`` (default: ``check_parameters``) on behalf of this instance,
+        its error naming the instance; returns what ``check`` returns. For ``configure``
+        to start with, so that a component configured without a host (a script, a unit
+        test) is checked the same way, and to get the values a check derives."""
+        try:
+            return (check or type(self).check_parameters)(params)
+        except ComponentError as exc:
+            exc.component = exc.component or getattr(self, "name", "")
+            raise
+
+    @classmethod
+    def static_scene(cls, params: Any) -> Sequence[ScenePart | SceneFile]:
+        """What this component knows of the static world, for viewers (``moonpool run
+        --live`` draws it; ``sdk/scene.py``): triangle meshes fixed in the world or to
+        a body whose VehicleState arrives on an input port, and scene files.
+
+        Called with the validated Parameters, as ``check_parameters`` is, and only by a
+        viewer: it must not start anything. Default: the scene file of a ``scene``
+        parameter (a file path), if the component has one and it is set.
+        """
+        scene = getattr(params, "scene", None)
+        return (SceneFile(scene),) if isinstance(scene, Path) else ()
 
     def terminate(self) -> Mapping[str, float] | None:
         """Release resources; optionally return the run's metrics (JSON-able numbers).

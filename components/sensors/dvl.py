@@ -495,28 +495,38 @@ class DvlSensor(SeesBodies, Component):
 
             check_scene_parameters(self)
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def _dvl_params(cls, params: Parameters) -> DvlParams:
+        """The model's parameters, checked, with the mount, the latency and the seabed."""
         names = [f for f in DvlParams.__dataclass_fields__]
         kw = {f: getattr(params, f) for f in names}
         kw["current_ned_mps"] = tuple(params.current_ned_mps)
         try:
-            self.dvl_params = DvlParams(**kw)
-            self.dvl_params.check()
+            dvl_params = DvlParams(**kw)
+            dvl_params.check()
             if len(params.mount_xyz_m) != 3 or len(params.mount_rpy_rad) != 3:
                 raise ValueError("mount_xyz_m and mount_rpy_rad take 3 values each")
             if params.latency_s < 0:
                 raise ValueError("latency_s must be >= 0")
         except ValueError as exc:
-            raise ParameterError(str(exc), component=self.name,
-                                 fix="correct the DVL parameters in the rig") from None
+            raise ParameterError(str(exc), fix="correct the DVL parameters in the rig") from None
+        if params.scene is not None and dvl_params.seabed_grid_depth_m:
+            raise ParameterError("both `scene` and a seabed grid are given",
+                                 fix="drop the seabed_grid_* parameters")
+        return dvl_params
+
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """The DVL model's figures, the mount, the latency, one seabed (``_dvl_params``)."""
+        cls._dvl_params(params)
+
+    def configure(self, params: Parameters) -> None:
+        self.dvl_params = self.checked(params, self._dvl_params)
         self.mount = Mount(tuple(params.mount_xyz_m), tuple(params.mount_rpy_rad))
         self.latency_ns = int(round(params.latency_s * 1e9))
         self.model: DvlModel | None = None
         self.engine = None
         if params.scene is not None:
-            if self.dvl_params.seabed_grid_depth_m:
-                raise ParameterError("both `scene` and a seabed grid are given",
-                                     component=self.name, fix="drop the seabed_grid_* parameters")
             from .acoustic import load_scene
 
             scene = load_scene(str(params.scene), self.name)

@@ -173,8 +173,10 @@ class GnssSensor(SensorComponent):
         mount_rpy_rad: tuple[float, ...] = param((0.0, 0.0, 0.0), "antenna rotation (roll, pitch, yaw)", unit="rad")
         latency_s: float = param(0.0, "delay between the sample time and its publication", unit="s")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Ranges and probabilities, the origin and the vectors (3 values each)."""
+        name = ""  # the host and ``moonpool check`` name the component
         for f in ("sigma_horizontal_m", "sigma_vertical_m", "latency_s"):
             if getattr(params, f) < 0:
                 raise ParameterError(f"'{f}' must be >= 0", component=name, fix=f"set {f} >= 0")
@@ -184,6 +186,12 @@ class GnssSensor(SensorComponent):
         if not -90.0 < params.origin_latitude_deg < 90.0:
             raise ParameterError("'origin_latitude_deg' must be in (-90, 90)", component=name,
                                  fix="give a latitude strictly between the poles")
+        _vec3("mount_xyz_m", params.mount_xyz_m, name)
+        _vec3("mount_rpy_rad", params.mount_rpy_rad, name)
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
+        name = self.name
         self.model = GnssModel(
             sigma_horizontal_m=params.sigma_horizontal_m, sigma_vertical_m=params.sigma_vertical_m,
             max_antenna_depth_m=params.max_antenna_depth_m,

@@ -521,12 +521,13 @@ class ImuSensor(Component):
 
     Parameters = _make_parameters()
 
-    def configure(self, params) -> None:
+    @classmethod
+    def _triads(cls, params) -> dict[str, TriadErrors]:
+        """The gyro and accelerometer error models of ``params`` (a grade's preset or
+        the gyro_*/accel_* values); ParameterError for values no model has."""
         def bad(msg: str, fix: str):
-            raise ParameterError(msg, component=self.name, fix=fix)
+            raise ParameterError(msg, fix=fix)
 
-        if not self.period_ns > 0:
-            bad("the IMU needs a fixed rate", "set rate_hz (or period) for this component")
         triads = {}
         if params.grade:
             if params.grade not in PRESETS:
@@ -565,6 +566,18 @@ class ImuSensor(Component):
                 bad(f"{name} needs {n} values", f"give {n} numbers")
         if params.latency_s < 0:
             bad("latency_s must be >= 0", "set latency_s >= 0")
+        return triads
+
+    @classmethod
+    def check_parameters(cls, params) -> None:
+        """The grade or the error models, the mount and the latency (``_triads``)."""
+        cls._triads(params)
+
+    def configure(self, params) -> None:
+        if not self.period_ns > 0:
+            raise ParameterError("the IMU needs a fixed rate", component=self.name,
+                                 fix="set rate_hz (or period) for this component")
+        triads = self.checked(params, self._triads)
         self.p = params
         self.mount = Mount(tuple(params.mount_xyz_m), tuple(params.mount_rpy_rad))
         self.model_params = ImuModelParams(

@@ -250,8 +250,11 @@ class MagnetometerSensor(SensorComponent):
         mount_rpy_rad: tuple[float, ...] = param((0.0, 0.0, 0.0), "sensor rotation (roll, pitch, yaw)", unit="rad")
         latency_s: float = param(0.0, "delay between the sample time and its publication", unit="s")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """The field model, noise and latency, the origin, the soft-iron matrix and the
+        disturbances."""
+        name = ""  # the host and ``moonpool check`` name the component
         if params.field_model not in FIELD_MODELS:
             raise ParameterError(f"unknown field_model '{params.field_model}'", component=name,
                                  fix=f"use one of {', '.join(FIELD_MODELS)}")
@@ -268,6 +271,13 @@ class MagnetometerSensor(SensorComponent):
         if len(params.disturbances) % 5:
             raise ParameterError("'disturbances' must come in groups of 5", component=name,
                                  fix="give [t_start_s, t_end_s, bx_nt, by_nt, bz_nt, ...]")
+        for f in ("hard_iron_nt", "current_coefficient_nt_per_a", "mount_xyz_m", "mount_rpy_rad"):
+            _vec(f, getattr(params, f), 3, name)
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
+        name = self.name
+        soft = _vec("soft_iron", params.soft_iron, 9, name)
         d = [float(v) for v in params.disturbances]
         self.model = MagnetometerModel(
             field_model=params.field_model, origin_latitude_deg=params.origin_latitude_deg,

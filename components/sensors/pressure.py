@@ -157,7 +157,9 @@ class PressureSensor(SensorComponent):
                                                  "sensor axes relative to the body (ZYX)", unit="rad")
         latency_s: float = param(0.0, "delay between sampling and output", unit="s")
 
-    def configure(self, params: Parameters) -> None:
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """The mount, the latency, the water column and the sensor's error figures."""
         fail = None
         if len(params.mount_xyz_m) != 3 or len(params.mount_rpy_rad) != 3:
             fail = "mount_xyz_m and mount_rpy_rad take 3 values each"
@@ -166,13 +168,17 @@ class PressureSensor(SensorComponent):
         elif not (params.rho_surface > 0 and params.pycnocline_width >= 0 and params.g >= 0):
             fail = "rho_surface must be > 0, pycnocline_width and g >= 0"
         if fail:
-            raise ParameterError(fail, component=self.name, fix="correct the value in the rig")
+            raise ParameterError(fail, fix="correct the value in the rig")
+        try:
+            PressureParams(params.noise_pa, params.bias_pa, params.resolution_pa,
+                           params.full_scale_pa).check()
+        except ValueError as exc:
+            raise ParameterError(str(exc), fix="use a value >= 0") from None
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
         self.sensor_params = PressureParams(params.noise_pa, params.bias_pa,
                                             params.resolution_pa, params.full_scale_pa)
-        try:
-            self.sensor_params.check()
-        except ValueError as exc:
-            raise ParameterError(str(exc), component=self.name, fix="use a value >= 0") from None
         self.water = WaterColumn(params.rho_surface, params.pycnocline_depth,
                                  params.pycnocline_width, params.pycnocline_delta_rho,
                                  params.g, params.atmospheric_pa)

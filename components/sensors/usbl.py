@@ -166,8 +166,10 @@ class UsblSensor(SensorComponent):
         mount_rpy_rad: tuple[float, ...] = param((0.0, 0.0, 0.0), "transponder rotation (unused by the model)", unit="rad")
         latency_s: float = param(0.0, "delay between the sample time and its publication", unit="s")
 
-    def configure(self, params: Parameters) -> None:
-        name = self.name
+    @classmethod
+    def check_parameters(cls, params: Parameters) -> None:
+        """Ranges and probabilities, the origin and the vectors (3 values each)."""
+        name = ""  # the host and ``moonpool check`` name the component
         for f in ("sound_speed_mps", "assumed_sound_speed_mps", "max_range_m"):
             if not getattr(params, f) > 0:
                 raise ParameterError(f"'{f}' must be > 0", component=name, fix=f"set {f} > 0")
@@ -177,6 +179,12 @@ class UsblSensor(SensorComponent):
         if not 0.0 <= params.dropout_probability <= 1.0:
             raise ParameterError("'dropout_probability' must be in [0, 1]", component=name,
                                  fix="set dropout_probability between 0 and 1")
+        for f in ("transceiver_ned_m", "transceiver_rpy_rad", "mount_xyz_m", "mount_rpy_rad"):
+            _vec3(f, getattr(params, f), name)
+
+    def configure(self, params: Parameters) -> None:
+        self.checked(params)
+        name = self.name
         self.model = UsblModel(
             transceiver_ned_m=_vec3("transceiver_ned_m", params.transceiver_ned_m, name),
             transceiver_rpy_rad=_vec3("transceiver_rpy_rad", params.transceiver_rpy_rad, name),

@@ -20,7 +20,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from moonpool.components.sdk.component import Component, Port
-from moonpool.components.sdk.errors import EntryError, ParameterError, PortError, Problem
+from moonpool.components.sdk.errors import (
+    EntryError,
+    MoonpoolError,
+    ParameterError,
+    PortError,
+    Problem,
+)
+from moonpool.components.sdk.scene import read_scene_file
 from moonpool.components.sdk.loading import load_entry
 from moonpool.components.sdk.wire import coerce_parameter
 from moonpool.v1 import lifecycle_pb2 as lc
@@ -90,6 +97,14 @@ def deep_check(
                        for leaf in plotexpr.leaves(plotexpr.parse(series))):
                     report.add(f"plots[{j}].series[{k}]", f"{ref} is in run.record_exclude, so the "
                                "recording has nothing to plot; remove one of them")
+    if rig.run.view_scene is not None:
+        try:  # read by the reader registered for its format (sdk/scene.py)
+            read_scene_file(rig.run.view_scene)
+        except MoonpoolError as exc:
+            report.add("run.view_scene", str(exc))
+        except Exception as exc:  # noqa: BLE001 - a reader's own failure, named
+            report.add("run.view_scene", f"the scene file cannot be read: "
+                       f"{type(exc).__name__}: {exc}; correct it (docs/world.md)")
     return report.problems[start:]
 
 

@@ -62,8 +62,9 @@ def parse(
     name = values.string(report, "name", data.get("name", Path(path).stem), required=True)
     description = values.string(report, "description", TOP.value(data, "description"))
     declared = component_names(data.get("components"))
-    run = run_config(report, data.get("run"), declared, until_s, seed, realtime)
-    comps = components(report, data.get("components"), Path(path).resolve().parent, mode)
+    base_dir = Path(path).resolve().parent
+    run = run_config(report, data.get("run"), declared, until_s, seed, realtime, base_dir)
+    comps = components(report, data.get("components"), base_dir, mode)
     conns, connection_keys = connections(report, data.get("connections"), declared)
     figures, plot_keys = plots(report, data.get("plots"), declared)
     inputs_connected_twice(report, conns, connection_keys)

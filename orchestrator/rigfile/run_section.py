@@ -8,6 +8,7 @@ come from :data:`.vocabulary.RUN`.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from ..rig import RunConfig
@@ -25,6 +26,7 @@ def run_config(
     until_s: Any,
     seed_arg: Any,
     realtime_arg: Any = None,
+    base_dir: Path | None = None,
 ) -> RunConfig:
     """The [run] table with the --until/--seed/--realtime overrides (placeholders where bad)."""
     if table is None:
@@ -67,6 +69,7 @@ def run_config(
     exclude = _record_exclude(report, get("record_exclude"), names)
     foxglove_images = values.boolean(report, "run.foxglove_images", get("foxglove_images"))
     plots = values.boolean(report, "run.plots", get("plots"))
+    view_scene = _view_scene(report, get("view_scene"), base_dir or Path("."))
     realtime = values.factor(report, "run.realtime", get("realtime"))
     if realtime_arg is not None:
         realtime = values.factor(report, "--realtime", realtime_arg)
@@ -95,6 +98,7 @@ def run_config(
         record=d.record if record is None else record,
         record_exclude=exclude,
         foxglove_images=d.foxglove_images if foxglove_images is None else foxglove_images,
+        view_scene=view_scene,
         plots=d.plots if plots is None else plots,
         realtime=realtime,
         overrun=overrun or d.overrun,  # type: ignore[arg-type]
@@ -103,6 +107,24 @@ def run_config(
         realtime_priority=priority,
         safe_stop=safe_stop,
     )
+
+
+def _view_scene(report: Report, value: Any, base_dir: Path) -> Path | None:
+    """run.view_scene: "" (none) or the path of an existing file, relative to the rig's
+    folder (its content is checked with the classes: ``deep.py``)."""
+    if value == "":
+        return None
+    if not isinstance(value, str):
+        report.add("run.view_scene", f"expected the path of a scene file (a string), got "
+                   f"{kind_of(value)} {value!r}; e.g. view_scene = \"../scenes/pool/scene.toml\"")
+        return None
+    path = Path(value).expanduser()
+    path = (path if path.is_absolute() else base_dir / path).resolve()
+    if not path.is_file():
+        report.add("run.view_scene", f"scene file '{value}' does not exist ({path}); give "
+                   "the path of a scene file, relative to the rig file's folder")
+        return None
+    return path
 
 
 def _safe_stop(report: Report, value: Any, names: Sequence[str]) -> tuple[str, ...]:

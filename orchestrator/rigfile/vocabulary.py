@@ -181,6 +181,10 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
     Key("foxglove_images", BOOLEAN, "Also write every recorded camera frame as a "
         "foxglove.RawImage on /{component}/{port}/foxglove (a view: the digest does not "
         "change).", False),
+    Key("view_scene", STRING, "A scene file (relative to the rig file's folder) that "
+        "viewers draw the run in: the live view's 3-D scene (docs/live.md). For rigs in "
+        "which no component reads a scene (the pool rigs); components' own scene "
+        "parameters are drawn too. Empty: none.", ""),
     Key("plots", BOOLEAN, "Draw PNG plots after the run.", True),
     Key("realtime", {"anyOf": [BOOLEAN, {"type": "number", "exclusiveMinimum": 0}]},
         "Real-time mode (docs/realtime.md): simulated seconds per wall-clock second "

@@ -49,6 +49,8 @@ def test_until_takes_durations_and_zero(tmp_path):
     assert proc.returncode == 0, proc.stderr
     s = json.loads((tmp_path / "b" / "summary.json").read_text())
     assert s["status"] == "ok" and s["ticks"] == 0 and s["messages"] == 1  # the initial state
+    # Nothing was stepped: no plots, and no "skipped" warnings about empty series.
+    assert s["plots"] == [] and "skipped" not in proc.stderr, proc.stderr
     proc = moonpool("run", QUICK, "--until", "10 parsecs", "--out", str(tmp_path / "c"))
     assert proc.returncode == 2 and "--until" in proc.stderr and "unknown unit" in proc.stderr
 
