@@ -201,7 +201,8 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
         "--strict-realtime sets it. The HIL rigs set it.", False),
     Key("realtime_priority", {"type": "integer", "minimum": 0, "maximum": 99}, "Real time: "
         "0 paces at normal priority; 1-99 runs the stepping thread as a Linux SCHED_FIFO "
-        "thread of that priority.", 0),
+        "thread of that priority, ZeroMQ's I/O threads too, and the components' child "
+        "processes one below.", 0),
     Key("safe_stop", NAMES, "Components terminated first, in this order, when the run "
         "fails (e.g. [\"mcu\"], whose terminate sends zero thrust).", []),
 ))
