@@ -33,6 +33,10 @@ class _Alarm(BaseException):
     """Raised by the SIGALRM handler; BaseException so component code cannot swallow it."""
 
 
+MIN_POLL_S = 0.02
+"""The step watchdog's shortest look-again interval while no step runs, s."""
+
+
 class _Watchdog:
     """Interrupts the main thread when its in-process step overruns its deadline.
 
@@ -55,12 +59,16 @@ class _Watchdog:
         if self.users == 0:
             self._previous = signal.signal(signal.SIGALRM, _on_alarm)
             self._stop.clear()
-            self.poll_s = timeout_s
+            self.poll_s = max(MIN_POLL_S, timeout_s)
             self._thread = threading.Thread(target=self._watch, args=(threading.main_thread(),),
                                             name="moonpool-step-watchdog", daemon=True)
             self._thread.start()
         self.users += 1
-        self.poll_s = min(self.poll_s, timeout_s)
+        # While no step runs the thread looks every poll_s: at most the shortest timeout,
+        # so a step that starts then is still caught at its deadline; at least 20 ms, so
+        # a tiny timeout does not make it wake a thousand times a second (such a step is
+        # caught up to 20 ms late).
+        self.poll_s = max(MIN_POLL_S, min(self.poll_s, timeout_s))
 
     def release(self) -> None:
         if self.users == 0:
