@@ -121,7 +121,7 @@ class ProcessGroup:
                 raise ProtocolError(f"the batch result names '{entry.instance}' where "
                                     f"'{member}' was stepped",
                                     fix="this is a bug in the group's server")
-            if not entry.HasField("result"):  # its Error
+            if entry.WhichOneof("body") == "error":
                 unpacked[member] = entry.error
                 continue
             result = entry.result
