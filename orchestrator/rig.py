@@ -219,6 +219,9 @@ class RunConfig:
     realtime_priority: int = 0
     """Real-time mode: 0 steps at normal priority; 1-99 as a SCHED_FIFO thread of that
     priority (Linux; needs the right to)."""
+    realtime_spin_ns: int = 200_000
+    """Real-time mode: the pacer sleeps until this long (ns) before a tick's deadline and
+    busy-waits the rest, absorbing the machine's late wake-ups up to that much."""
     safe_stop: tuple[str, ...] = ()
     """Components terminated first, in this order, when the run fails (e.g. the MCU
     bridge, whose terminate zeroes the thrust), before every other component."""

@@ -223,7 +223,8 @@ def make_pacer(rig: Rig, adapters: dict[str, Adapter],
     # the factor (peer_timeout only has to exceed the interval).
     slice_s = min(IDLE_SLICE_S, rig.run.heartbeat_interval_ns * 0.25e-9)
     return Pacer(rig.run.realtime, rig.run.overrun, period_ns=max(period, 1), idle=idle,
-                 idle_slice_s=slice_s, sleep=sleep, priority=rig.run.realtime_priority)
+                 idle_slice_s=slice_s, sleep=sleep, priority=rig.run.realtime_priority,
+                 spin_ns=rig.run.realtime_spin_ns)
 
 
 def insecure_components(rig: Rig) -> list[str]:

@@ -17,6 +17,8 @@ from .report import Report, did_you_mean, kind_of
 from .vocabulary import ALGORITHMS, OVERRUN_POLICIES, RUN
 
 _DEFAULTS = RunConfig(until_ns=0)
+MAX_SPIN_NS = 10_000_000
+"""The longest ``run.realtime_spin``: 10 ms."""
 
 
 def run_config(
@@ -86,6 +88,11 @@ def run_config(
     tolerance_ns = (None if tolerance == "period" else
                     values.duration(report, "run.realtime_tolerance", tolerance, positive=True))
     strict = values.boolean(report, "run.realtime_strict", get("realtime_strict"))
+    spin_ns = values.duration(report, "run.realtime_spin", get("realtime_spin"), positive=False)
+    if spin_ns is not None and spin_ns > MAX_SPIN_NS:
+        report.add("run.realtime_spin", f"at most 10 ms, got {get('realtime_spin')!r}: the "
+                   "pacer would busy-wait most of a tick; give e.g. \"1ms\"")
+        spin_ns = None
     safe_stop = _safe_stop(report, get("safe_stop"), names)
     return RunConfig(
         until_ns=until_ns or 0,  # 0: set up and initialise, step nothing
@@ -105,6 +112,7 @@ def run_config(
         realtime_tolerance_ns=tolerance_ns,
         realtime_strict=bool(strict),
         realtime_priority=priority,
+        realtime_spin_ns=d.realtime_spin_ns if spin_ns is None else spin_ns,
         safe_stop=safe_stop,
     )
 

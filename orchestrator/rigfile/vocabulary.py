@@ -197,6 +197,10 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
         "Real time: how late a tick may start and the run still count as keeping up "
         "(summary.json realtime.verdict \"met\" or \"missed\"); \"period\": one period "
         "of the fastest component at the factor.", "period"),
+    Key("realtime_spin", duration(positive=False), "Real time: the pacer sleeps until "
+        "this long before each tick's deadline and busy-waits the rest (at most 10 ms): "
+        "a machine that wakes a sleeping thread late by up to that much leaves the tick "
+        "on time; the busy-wait costs that much CPU per tick.", "200us"),
     Key("realtime_strict", BOOLEAN, "Real time: a missed verdict fails the run (exit 1); "
         "--strict-realtime sets it. The HIL rigs set it.", False),
     Key("realtime_priority", {"type": "integer", "minimum": 0, "maximum": 99}, "Real time: "

@@ -24,8 +24,10 @@ def test_it_is_the_pool_rig_with_only_the_layout_and_the_pacing_changed(fmus):
     rt = load_rig(RIGS / "pool_realtime.toml")
     assert rt.run.algorithm == "jacobi" and pool.run.algorithm == "gauss-seidel"
     assert rt.run.realtime == 1 and rt.run.realtime_priority == 50
+    assert rt.run.realtime_spin_ns == 1_000_000
     assert replace(rt.run, algorithm=pool.run.algorithm, order=pool.run.order,
-                   until_ns=pool.run.until_ns, realtime=None, realtime_priority=0) == pool.run
+                   until_ns=pool.run.until_ns, realtime=None, realtime_priority=0,
+                   realtime_spin_ns=pool.run.realtime_spin_ns) == pool.run
     assert [c.name for c in rt.components] == [c.name for c in pool.components]
     for mine, theirs in zip(rt.components, pool.components, strict=True):
         assert mine.placement == ("process" if mine.name in IN_PROCESSES else "inproc")

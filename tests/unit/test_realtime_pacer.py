@@ -313,10 +313,27 @@ def test_the_rig_pacer_keeps_heartbeats_within_the_heartbeat_interval(tmp_path):
     assert make_pacer(_rig(tmp_path, ""), {}) is None
 
 
+def test_realtime_spin_sets_the_pacers_busy_wait(tmp_path):
+    """run.realtime_spin: how long before each deadline the pacer stops sleeping (a
+    wake-up that late is then no lateness); 0.2 ms unless the rig says otherwise."""
+    from moonpool.orchestrator.run import make_pacer
+
+    assert make_pacer(_rig(tmp_path, "realtime = 1"), {}).spin_ns == 200_000
+    p = make_pacer(_rig(tmp_path, 'realtime = 1\nrealtime_spin = "1ms"'), {})
+    assert p.spin_ns == 1_000_000
+    assert make_pacer(_rig(tmp_path, "realtime = 1\nrealtime_spin = 0"), {}).spin_ns == 0
+    fc = FakeClock(oversleep_ns=600_000)  # woken 0.6 ms late every time
+    late = pacer(fc, spin_ns=1_000_000)
+    run_ticks(late, fc, [k * 10 * MS for k in range(20)], 3 * MS)
+    assert max(late.lateness) <= fc.read_ns and late.overruns == 0
+
+
 def test_bad_rig_keys_are_all_reported(tmp_path):
     with pytest.raises(RigValidationError) as info:
-        _rig(tmp_path, 'realtime = -1\noverrun = "skp"\nrealtime_priority = true')
+        _rig(tmp_path, 'realtime = -1\noverrun = "skp"\nrealtime_priority = true\n'
+                       'realtime_spin = "11ms"')
     text = str(info.value)
+    assert "run.realtime_spin: at most 10 ms, got '11ms'" in text
     assert "run.realtime: must be a finite number above 0" in text
     assert "run.overrun: 'skp' is not one of" in text and "did you mean 'skip'" in text
     assert "run.realtime_priority: expected 0" in text
