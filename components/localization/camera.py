@@ -5,11 +5,14 @@ Input ``state`` (the true VehicleState); output ``image``: an ``ImageHeader`` wi
 pixels attached as a raw frame (mono8, row-major, ``step_bytes = width``), stamped with
 the step time. Before a state arrives it shows the empty pool. Noise of frame k is
 drawn from a Philox generator keyed by (seed, instance name, "image") at counter
-(0, k, 0, 0): the same frames in any process.
+(0, k, 0, 0): the same frames in any process. That noise and the exposed empty pool
+do not depend on the vehicle: frame k + 1's are made in a worker thread after step k
+returns (``Renderer.frame_noise``), so a step draws only the tags.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -115,6 +118,32 @@ class OverheadCamera(Component):
         # step (real-time runs). A throwaway generator: frames are keyed by their index,
         # so this changes none of them.
         self.renderer.render(Pose(0.0, 0.0, 0.5), np.random.default_rng(0))
+        # The next frame's noise (its bits and the exposed empty pool: most of a frame's
+        # work, and independent of the vehicle) is made in a worker thread while the
+        # rest of the rig steps; NumPy's generator and take() release the GIL.
+        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-noise")
+        self._next_noise = (0, self._worker.submit(self._frame_noise, 0))
+
+    def _rng(self, k: int) -> np.random.Generator:
+        return np.random.Generator(np.random.Philox(key=self.key,
+                                                    counter=np.array([0, k, 0, 0], np.uint64)))
+
+    def _frame_noise(self, k: int):
+        return self.renderer.frame_noise(self._rng(k))
+
+    def _noise(self, k: int):
+        """Frame k's ``FrameNoise`` (made ahead when it was asked for), and the next
+        frame's started."""
+        ahead_k, future = self._next_noise
+        noise = future.result() if ahead_k == k else self._frame_noise(k)
+        self._next_noise = (k + 1, self._worker.submit(self._frame_noise, k + 1))
+        return noise
+
+    def terminate(self):
+        worker = getattr(self, "_worker", None)  # none when initialize never ran
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
+        return None
 
     def _motion_px(self, state, pose: Pose) -> tuple[float, float]:
         T = self.params.exposure_s
@@ -128,18 +157,18 @@ class OverheadCamera(Component):
         d = b - a
         return (float(d[0]), float(d[1])) if np.all(np.isfinite(d)) else (0.0, 0.0)
 
-    def render_frame(self, k: int, t_ns: int, state) -> np.ndarray:
-        rng = np.random.Generator(np.random.Philox(key=self.key,
-                                                   counter=np.array([0, k, 0, 0], np.uint64)))
+    def render_frame(self, k: int, t_ns: int, state, noise=None) -> np.ndarray:
+        """Frame k (``noise``: its ``Renderer.frame_noise``, when made ahead)."""
+        rng = self._rng(k)
         if state is None:
-            return self.renderer.render(None, rng)
+            return self.renderer.render(None, rng, noise=noise)
         pose = pose_from_state(state)
         return self.renderer.render(pose, rng, t_s=t_ns * 1e-9, ripple_seed=self.seed,
-                                    motion_blur_px=self._motion_px(state, pose))
+                                    motion_blur_px=self._motion_px(state, pose), noise=noise)
 
     def step(self, t_ns, dt_ns, inputs):
         k, self.k = self.k, self.k + 1
-        img = self.render_frame(k, t_ns, inputs.get("state"))
+        img = self.render_frame(k, t_ns, inputs.get("state"), self._noise(k))
         h, w = img.shape
         msg = vision_pb2.ImageHeader(header=self.header(t_ns, self.name), width=w, height=h,
                                      encoding="mono8", step_bytes=w,

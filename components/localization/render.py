@@ -98,6 +98,18 @@ class RenderOptions:
 
 
 @dataclass(frozen=True)
+class FrameNoise:
+    """The vehicle-independent part of one frame's exposure (``Renderer.frame_noise``)."""
+
+    gain: float
+    """DN per unit radiance, with this frame's jitter."""
+    idx: np.ndarray | None
+    """The frame's 16 noise bits per pixel (uint16, H x W; None: no noise)."""
+    floor: np.ndarray
+    """The exposed plain floor (uint8, H x W); the image is drawn into it."""
+
+
+@dataclass(frozen=True)
 class Pose:
     """Vehicle pose: body origin in the world (z down, m) and ZYX Euler angles (rad)."""
 
@@ -446,52 +458,70 @@ class Renderer:
                 region[...] = cv2.filter2D(region, -1, k, borderType=cv2.BORDER_REPLICATE)
         return (img, boxes) if return_boxes else img
 
-    def expose(self, radiance: np.ndarray, rng: np.random.Generator | None,
-               boxes: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
-        """Radiance -> 8-bit image with exposure jitter, shot and read noise.
+    def _to_dn(self, rad: np.ndarray, z: np.ndarray | None, gain: float) -> np.ndarray:
+        """Radiance -> DN (uint8) with gain, and with noise from the standard normals z."""
+        o = self.options
+        dn = rad.astype(np.float32) * np.float32(gain)
+        if z is not None:
+            var = np.float32(o.read_noise_dn ** 2)
+            if o.shot_noise_dn > 0:
+                var = np.float32(o.shot_noise_dn) * np.maximum(dn, 0) + var
+            dn += np.sqrt(var) * z
+        dn += np.float32(0.5)
+        np.clip(dn, 0.0, 255.0, out=dn)
+        return dn.astype(np.uint8)
 
-        With ``boxes`` (the regions where the radiance is not the plain floor) the floor
-        elsewhere goes through a 65536-entry table (the same noise model, computed once
-        per frame for the floor's level): about 3x faster."""
+    def frame_noise(self, rng: np.random.Generator | None) -> FrameNoise:
+        """Everything of a frame's exposure that does not depend on the vehicle: the
+        draws ``expose`` makes from ``rng`` (the gain's jitter, then 16 noise bits per
+        pixel) and the exposed plain floor. The camera makes the next frame's while the
+        rest of the rig steps (``expose(..., noise=)``: the same image)."""
         o = self.options
         gain = 255.0 * o.exposure
         if rng is not None and o.exposure_jitter > 0:
             gain *= max(0.0, 1.0 + o.exposure_jitter * float(rng.standard_normal()))
-        noisy = rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)
+        if not (rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)):
+            floor = self._to_dn(np.array([o.floor_level]), None, gain)[0]
+            return FrameNoise(gain, None, np.full((self.height, self.width), floor, np.uint8))
+        idx = random_uint16(rng, (self.height, self.width))
+        floor_table = self._to_dn(np.full(65536, o.floor_level, np.float32), _NORMAL_LUT, gain)
+        return FrameNoise(gain, idx, np.take(floor_table, idx))
 
-        def to_dn(rad: np.ndarray, z: np.ndarray | None) -> np.ndarray:
-            dn = rad.astype(np.float32) * np.float32(gain)
-            if z is not None:
-                var = np.float32(o.read_noise_dn ** 2)
-                if o.shot_noise_dn > 0:
-                    var = np.float32(o.shot_noise_dn) * np.maximum(dn, 0) + var
-                dn += np.sqrt(var) * z
-            dn += np.float32(0.5)
-            np.clip(dn, 0.0, 255.0, out=dn)
-            return dn.astype(np.uint8)
+    def expose(self, radiance: np.ndarray, rng: np.random.Generator | None,
+               boxes: list[tuple[int, int, int, int]] | None = None,
+               noise: FrameNoise | None = None) -> np.ndarray:
+        """Radiance -> 8-bit image with exposure jitter, shot and read noise.
 
+        With ``boxes`` (the regions where the radiance is not the plain floor) the floor
+        elsewhere goes through a 65536-entry table (the same noise model, computed once
+        per frame for the floor's level): about 3x faster; ``noise``: the frame's
+        ``frame_noise(rng)`` made beforehand (then ``rng`` is not used; the image is the
+        same)."""
         if boxes is None:
+            o = self.options
+            gain = 255.0 * o.exposure
+            if rng is not None and o.exposure_jitter > 0:
+                gain *= max(0.0, 1.0 + o.exposure_jitter * float(rng.standard_normal()))
+            noisy = rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)
             z = standard_normals(rng, radiance.shape) if noisy else None
-            return to_dn(radiance, z)
-        if not noisy:
-            out = np.full(radiance.shape, to_dn(np.array([o.floor_level]), None)[0], np.uint8)
-            for u0, v0, u1, v1 in boxes:
-                out[v0:v1 + 1, u0:u1 + 1] = to_dn(radiance[v0:v1 + 1, u0:u1 + 1], None)
-            return out
-        idx = random_uint16(rng, radiance.shape)
-        floor_table = to_dn(np.full(65536, o.floor_level, np.float32), _NORMAL_LUT)
-        out = np.take(floor_table, idx)
+            return self._to_dn(radiance, z, gain)
+        if noise is None:
+            noise = self.frame_noise(rng)
+        out = noise.floor
         for u0, v0, u1, v1 in boxes:
-            out[v0:v1 + 1, u0:u1 + 1] = to_dn(radiance[v0:v1 + 1, u0:u1 + 1],
-                                              _NORMAL_LUT[idx[v0:v1 + 1, u0:u1 + 1]])
+            box = (slice(v0, v1 + 1), slice(u0, u1 + 1))
+            z = None if noise.idx is None else _NORMAL_LUT[noise.idx[box]]
+            out[box] = self._to_dn(radiance[box], z, noise.gain)
         return out
 
     def render(self, pose: Pose | None, rng: np.random.Generator | None = None, t_s: float = 0.0,
                ripple_seed: int = 0,
-               motion_blur_px: tuple[float, float] | None = None) -> np.ndarray:
-        """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle)."""
+               motion_blur_px: tuple[float, float] | None = None,
+               noise: FrameNoise | None = None) -> np.ndarray:
+        """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle);
+        ``noise``: ``frame_noise(rng)``, made beforehand (it becomes the image)."""
         rad, boxes = self.radiance(pose, t_s, ripple_seed, motion_blur_px, return_boxes=True)
-        return self.expose(rad, rng, boxes)
+        return self.expose(rad, rng, boxes, noise)
 
 
 def motion_kernel(du: float, dv: float) -> np.ndarray:

@@ -19,7 +19,14 @@ import numpy as np
 import pytest
 import render_reference as ref
 from moonpool.components.localization import render
+from moonpool.components.localization.camera import OverheadCamera, pose_from_state
 from moonpool.components.localization.pool_setup import example_setup, nadir_rotation
+from moonpool.components.sdk.frames import quat_from_euler
+from moonpool.components.sdk.host import ComponentHost
+from moonpool.components.sdk.noise import channel_key
+from moonpool.components.sdk.wire import to_parameter_value
+from moonpool.v1 import lifecycle_pb2 as lc
+from moonpool.v1 import vehicle_pb2
 
 NOISY = dict(exposure_jitter=0.05, blur_sigma_px=0.6, read_noise_dn=1.5, shot_noise_dn=0.05)
 
@@ -99,3 +106,34 @@ def test_noise_bits_are_generator_bytes_for_every_bit_generator(bitgen):
     pose = POSES[0][1]
     assert np.array_equal(old.render(pose, np.random.Generator(bitgen(11))),
                           new.render(pose, np.random.Generator(bitgen(11))))
+
+
+def test_camera_frames_with_noise_made_ahead_are_the_former_renderers():
+    """The camera makes frame k + 1's noise in a worker thread after step k: its frames,
+    with the pool rig's options (ripple, blur, jitter, noise), are the former renderer's
+    with the frame's keyed generator, before a state arrives and after."""
+    params = dict(exposure_jitter=0.05, blur_sigma_px=0.6, ripple_amplitude_m=0.0002)
+    cam = ComponentHost(OverheadCamera())
+    cam.configure(lc.Configure(instance_name="camera", seed=4, period_ns=33_333_333, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
+    cam.initialize(0)
+    old = ref.Renderer(example_setup(), ref.RenderOptions(
+        ripple_amplitude_m=0.0002, exposure_jitter=0.05, blur_sigma_px=0.6, read_noise_dn=1.5,
+        shot_noise_dn=0.05))
+    key = channel_key(4, "camera", "image")
+    for k, (what, pose) in enumerate([("no state yet", None)] + POSES[:5]):
+        t_ns = (k * 10**9 + 15) // 30
+        inputs = {}
+        if pose is not None:
+            s = vehicle_pb2.VehicleState()
+            s.position_ned_m.x, s.position_ned_m.y, s.position_ned_m.z = pose.x, pose.y, pose.z
+            s.orientation.w, s.orientation.x, s.orientation.y, s.orientation.z = quat_from_euler(
+                pose.roll, pose.pitch, pose.yaw)
+            inputs["state"] = s
+            pose = pose_from_state(s)
+        (out,) = cam.step(t_ns, 33_333_333, inputs)
+        rng = np.random.Generator(np.random.Philox(key=key, counter=np.array([0, k, 0, 0], np.uint64)))
+        want = old.render(pose, rng, t_s=t_ns * 1e-9, ripple_seed=4)
+        got = np.frombuffer(memoryview(out.attachment).cast("B"), np.uint8).reshape(720, 1280)
+        assert np.array_equal(got, want), what
+    cam.terminate()
