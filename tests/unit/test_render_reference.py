@@ -137,3 +137,33 @@ def test_camera_frames_with_noise_made_ahead_are_the_former_renderers():
         got = np.frombuffer(memoryview(out.attachment).cast("B"), np.uint8).reshape(720, 1280)
         assert np.array_equal(got, want), what
     cam.terminate()
+
+
+def test_camera_frames_with_the_water_made_ahead_are_the_former_renderers():
+    """A vehicle drifting slowly, the camera's schedule at 30 Hz: after the first frame
+    the rippled water comes from the worker (made where the last frame's tags were, at
+    the expected time); the frames are still the former renderer's."""
+    params = dict(exposure_jitter=0.05, blur_sigma_px=0.6, ripple_amplitude_m=0.0002)
+    cam = ComponentHost(OverheadCamera())
+    cam.configure(lc.Configure(instance_name="camera", seed=2, period_ns=33_333_333, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
+    cam.initialize(0)
+    old = ref.Renderer(example_setup(), ref.RenderOptions(
+        ripple_amplitude_m=0.0002, exposure_jitter=0.05, blur_sigma_px=0.6, read_noise_dn=1.5,
+        shot_noise_dn=0.05))
+    key = channel_key(2, "camera", "image")
+    t0 = 10**9 // 50  # a start off the 30 Hz grid
+    for k in range(6):
+        t_ns = t0 + (k * 10**9 + 15) // 30
+        pose = render.Pose(0.3 + 0.004 * k, -0.2, 0.6, 0.03, -0.02, 0.5 + 0.01 * k)
+        s = vehicle_pb2.VehicleState()
+        s.position_ned_m.x, s.position_ned_m.y, s.position_ned_m.z = pose.x, pose.y, pose.z
+        s.orientation.w, s.orientation.x, s.orientation.y, s.orientation.z = quat_from_euler(
+            pose.roll, pose.pitch, pose.yaw)
+        (out,) = cam.step(t_ns, 33_333_333, {"state": s})
+        rng = np.random.Generator(np.random.Philox(key=key, counter=np.array([0, k, 0, 0], np.uint64)))
+        want = old.render(pose_from_state(s), rng, t_s=t_ns * 1e-9, ripple_seed=2)
+        got = np.frombuffer(memoryview(out.attachment).cast("B"), np.uint8).reshape(720, 1280)
+        assert np.array_equal(got, want), k
+    assert cam.component.renderer.surfaces_ahead_used == 5  # every frame after the first
+    cam.terminate()
