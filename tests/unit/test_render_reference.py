@@ -12,15 +12,13 @@ from Philox and PCG64; others fall back to ``Generator.bytes``).
 
 from __future__ import annotations
 
-import dataclasses
-import math
-
 import numpy as np
 import pytest
 import render_reference as ref
+from pool_cameras import tilted_setup
 from moonpool.components.localization import render
 from moonpool.components.localization.camera import OverheadCamera, pose_from_state
-from moonpool.components.localization.pool_setup import example_setup, nadir_rotation
+from moonpool.components.localization.pool_setup import example_setup
 from moonpool.components.sdk.frames import quat_from_euler
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.noise import channel_key
@@ -41,14 +39,6 @@ POSES = [
     ("breaking the surface, tilted", render.Pose(-0.4, 0.3, 0.13, 0.2, 0.1, -1.2)),
     ("deep", render.Pose(-1.0, -0.8, 1.6, -0.05, 0.02, 3.0)),
 ]
-
-
-def tilted_setup():
-    s = example_setup()
-    R = nadir_rotation(0.4, math.radians(12.0), math.radians(-7.0))
-    return dataclasses.replace(s, R_wc_rows=tuple(map(tuple, R)), t_wc=(0.3, -0.2, -1.7),
-                               dist=(-0.21, 0.09, 0.0012, -0.0008, -0.015), water_z=0.05,
-                               n_water=1.3335)
 
 
 def philox(k: int) -> np.random.Generator:
@@ -108,27 +98,42 @@ def test_noise_bits_are_generator_bytes_for_every_bit_generator(bitgen):
                           new.render(pose, np.random.Generator(bitgen(11))))
 
 
+def pool_camera(seed: int) -> ComponentHost:
+    """The camera component with the pool rig's options."""
+    params = dict(exposure_jitter=0.05, blur_sigma_px=0.6, ripple_amplitude_m=0.0002)
+    cam = ComponentHost(OverheadCamera())
+    cam.configure(lc.Configure(instance_name="camera", seed=seed, period_ns=33_333_333, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
+    cam.initialize(0)
+    return cam
+
+
+def pool_renderer():
+    """The former renderer with the camera's options (its default noise included)."""
+    return ref.Renderer(example_setup(), ref.RenderOptions(
+        ripple_amplitude_m=0.0002, exposure_jitter=0.05, blur_sigma_px=0.6, read_noise_dn=1.5,
+        shot_noise_dn=0.05))
+
+
+def state_of(pose: render.Pose) -> vehicle_pb2.VehicleState:
+    s = vehicle_pb2.VehicleState()
+    s.position_ned_m.x, s.position_ned_m.y, s.position_ned_m.z = pose.x, pose.y, pose.z
+    s.orientation.w, s.orientation.x, s.orientation.y, s.orientation.z = quat_from_euler(
+        pose.roll, pose.pitch, pose.yaw)
+    return s
+
+
 def test_camera_frames_with_noise_made_ahead_are_the_former_renderers():
     """The camera makes frame k + 1's noise in a worker thread after step k: its frames,
     with the pool rig's options (ripple, blur, jitter, noise), are the former renderer's
     with the frame's keyed generator, before a state arrives and after."""
-    params = dict(exposure_jitter=0.05, blur_sigma_px=0.6, ripple_amplitude_m=0.0002)
-    cam = ComponentHost(OverheadCamera())
-    cam.configure(lc.Configure(instance_name="camera", seed=4, period_ns=33_333_333, parameters=[
-        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
-    cam.initialize(0)
-    old = ref.Renderer(example_setup(), ref.RenderOptions(
-        ripple_amplitude_m=0.0002, exposure_jitter=0.05, blur_sigma_px=0.6, read_noise_dn=1.5,
-        shot_noise_dn=0.05))
+    cam, old = pool_camera(4), pool_renderer()
     key = channel_key(4, "camera", "image")
     for k, (what, pose) in enumerate([("no state yet", None)] + POSES[:5]):
         t_ns = (k * 10**9 + 15) // 30
         inputs = {}
         if pose is not None:
-            s = vehicle_pb2.VehicleState()
-            s.position_ned_m.x, s.position_ned_m.y, s.position_ned_m.z = pose.x, pose.y, pose.z
-            s.orientation.w, s.orientation.x, s.orientation.y, s.orientation.z = quat_from_euler(
-                pose.roll, pose.pitch, pose.yaw)
+            s = state_of(pose)
             inputs["state"] = s
             pose = pose_from_state(s)
         (out,) = cam.step(t_ns, 33_333_333, inputs)
@@ -143,23 +148,13 @@ def test_camera_frames_with_the_water_made_ahead_are_the_former_renderers():
     """A vehicle drifting slowly, the camera's schedule at 30 Hz: after the first frame
     the rippled water comes from the worker (made where the last frame's tags were, at
     the expected time); the frames are still the former renderer's."""
-    params = dict(exposure_jitter=0.05, blur_sigma_px=0.6, ripple_amplitude_m=0.0002)
-    cam = ComponentHost(OverheadCamera())
-    cam.configure(lc.Configure(instance_name="camera", seed=2, period_ns=33_333_333, parameters=[
-        lc.NamedParameter(name=k, value=to_parameter_value(v)) for k, v in params.items()]))
-    cam.initialize(0)
-    old = ref.Renderer(example_setup(), ref.RenderOptions(
-        ripple_amplitude_m=0.0002, exposure_jitter=0.05, blur_sigma_px=0.6, read_noise_dn=1.5,
-        shot_noise_dn=0.05))
+    cam, old = pool_camera(2), pool_renderer()
     key = channel_key(2, "camera", "image")
     t0 = 10**9 // 50  # a start off the 30 Hz grid
     for k in range(6):
         t_ns = t0 + (k * 10**9 + 15) // 30
         pose = render.Pose(0.3 + 0.004 * k, -0.2, 0.6, 0.03, -0.02, 0.5 + 0.01 * k)
-        s = vehicle_pb2.VehicleState()
-        s.position_ned_m.x, s.position_ned_m.y, s.position_ned_m.z = pose.x, pose.y, pose.z
-        s.orientation.w, s.orientation.x, s.orientation.y, s.orientation.z = quat_from_euler(
-            pose.roll, pose.pitch, pose.yaw)
+        s = state_of(pose)
         (out,) = cam.step(t_ns, 33_333_333, {"state": s})
         rng = np.random.Generator(np.random.Philox(key=key, counter=np.array([0, k, 0, 0], np.uint64)))
         want = old.render(pose_from_state(s), rng, t_s=t_ns * 1e-9, ripple_seed=2)
