@@ -351,14 +351,17 @@ class Renderer:
         L = self._level_map(tag[0])
         tw = self.family.total_width
         okp = ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, :-1] & ok[1:, 1:]
-        c4 = np.stack([col[:-1, :-1], col[:-1, 1:], col[1:, :-1], col[1:, 1:]])
-        r4 = np.stack([row[:-1, :-1], row[:-1, 1:], row[1:, :-1], row[1:, 1:]])
-        c4 = np.where(okp, c4, -10.0)
-        r4 = np.where(okp, r4, -10.0)
-        ci = np.clip(np.floor(c4), -1, tw).astype(np.int64) + 1
-        ri = np.clip(np.floor(r4), -1, tw).astype(np.int64) + 1
-        cmin, cmax = ci.min(axis=0), ci.max(axis=0)
-        rmin, rmax = ri.min(axis=0), ri.max(axis=0)
+        # Cell indices (padded: 0 and tw + 1 are outside) of every corner, once per
+        # corner; a pixel with a corner that has no light path counts as outside.
+        def extremes(g):
+            i = np.clip(np.floor(np.where(ok, g, -10.0)), -1, tw).astype(np.int64) + 1
+            a, b, c, d = i[:-1, :-1], i[:-1, 1:], i[1:, :-1], i[1:, 1:]
+            lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
+            hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
+            return np.where(okp, lo, 0), np.where(okp, hi, 0)
+
+        cmin, cmax = extremes(col)
+        rmin, rmax = extremes(row)
         small = (cmax - cmin <= 1) & (rmax - rmin <= 1)
         l00, l01 = L[rmin, cmin], L[rmin, cmax]
         l10, l11 = L[rmax, cmin], L[rmax, cmax]
@@ -377,8 +380,11 @@ class Renderer:
         w01 = ((1 - wv) * wu).reshape(1, S * S)
         w10 = (wv * (1 - wu)).reshape(1, S * S)
         w11 = (wv * wu).reshape(1, S * S)
-        ce = c4[:, edge]  # (4, m)
-        re = r4[:, edge]
+        oke = okp[edge]
+        ce = np.where(oke, np.stack([col[:-1, :-1][edge], col[:-1, 1:][edge], col[1:, :-1][edge],
+                                     col[1:, 1:][edge]]), -10.0)  # (4, m)
+        re = np.where(oke, np.stack([row[:-1, :-1][edge], row[:-1, 1:][edge], row[1:, :-1][edge],
+                                     row[1:, 1:][edge]]), -10.0)
         cs = ce[0][:, None] * w00 + ce[1][:, None] * w01 + ce[2][:, None] * w10 + ce[3][:, None] * w11
         rs = re[0][:, None] * w00 + re[1][:, None] * w01 + re[2][:, None] * w10 + re[3][:, None] * w11
         lv = L[np.clip(np.floor(rs), -1, tw).astype(np.int64) + 1,
