@@ -2,7 +2,7 @@
 """How fast the pool rig runs, and what each of its components costs per step.
 
 ``python benchmarks/pool_speed.py [--until 60] [--runs 3] [--rig rigs/pool.toml]
-[--set K=V]... [--json]``
+[--set K=V]... [--baseline-python OTHER/.venv/bin/python] [--json]``
 
 Runs the rig (default ``rigs/pool.toml``: T1 station keeping closed through the
 overhead camera, the AprilTag localizer and the EKF — the controller sees no truth)
@@ -10,7 +10,9 @@ overhead camera, the AprilTag localizer and the EKF — the controller sees no t
 ``moonpool run RIG --until T --set run.plots=false`` does (recording on), one run after
 the other, and prints the median over the runs of:
 
-- the real-time factor (simulated / wall time of the run, ``summary.json``);
+- the real-time factor (simulated / wall time of the run, ``summary.json``), and the
+  simulated time per CPU second the run's process used (all its threads): what the
+  factor would be on cores of its own, less sensitive to other work on the machine;
 - each component's step time p50 (the orchestrator's timing of every step,
   ``summary.json`` ``components``): the camera and the localizer per frame (after the
   first frame they track: the whole-frame search happens once, at the start), the
@@ -19,6 +21,10 @@ the other, and prints the median over the runs of:
 - the share of the machine's two CPUs that other processes used during each run
   (/proc/stat minus this process tree) and the 1-minute load average before and after,
   so that the figures can be read against the load they were taken under.
+
+With ``--baseline-python`` each run is paired with one of another checkout (the
+code before a change), interleaved, so both see the same load; the ratios of the
+medians are printed beside the figures.
 
 Targets (issue 21), printed as met / not met: real-time factor >= 3 on the 2-core
 machine, camera <= 2 ms and localizer <= 2 ms p50 per frame, EKF <= 150 us and each
@@ -55,9 +61,10 @@ TARGETS = (
 )
 
 
-def one_run(rig: Path, until: float, sets: list[str], out: Path) -> dict:
+def one_run(rig: Path, until: float, sets: list[str], out: Path,
+            python: str = sys.executable) -> dict:
     """One flat-out run; its summary and the others' share of the CPUs meanwhile."""
-    cmd = [sys.executable, "-m", "moonpool.orchestrator.cli", "run", str(rig), "--until",
+    cmd = [python, "-m", "moonpool.orchestrator.cli", "run", str(rig), "--until",
            f"{until:g}", "--out", str(out), "--force", "--quiet", "--set", "run.plots=false"]
     for s in sets:
         cmd += ["--set", s]
@@ -72,8 +79,10 @@ def one_run(rig: Path, until: float, sets: list[str], out: Path) -> dict:
     own = (own1.children_user + own1.children_system
            - own0.children_user - own0.children_system) * ticks
     others = max(0.0, (busy1 - busy0) - own) / (total1 - total0) if total1 > total0 else 0.0
+    cpu_s = own / ticks
     return {"summary": summary, "others_cpu": others, "load_before": load_before,
-            "load_after": os.getloadavg()[0]}
+            "load_after": os.getloadavg()[0], "cpu_s": cpu_s,
+            "cpu_factor": summary["sim_time_s"] / cpu_s if cpu_s > 0 else float("nan")}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -82,23 +91,28 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--until", type=float, default=60.0, help="simulated seconds per run")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--set", action="append", default=[], metavar="K=V")
+    ap.add_argument("--baseline-python", metavar="PYTHON",
+                    help="also run the rig with this interpreter (another checkout's "
+                    ".venv/bin/python, e.g. the code before a change), interleaved with "
+                    "this one's runs, and print each figure's ratio to it")
     ap.add_argument("--json", action="store_true", help="also print the figures as JSON")
     args = ap.parse_args(argv)
 
-    runs = []
+    runs, base_runs = [], []
     with tempfile.TemporaryDirectory(prefix="pool_speed_") as tmp:
         for i in range(args.runs):
-            r = one_run(args.rig, args.until, args.set, Path(tmp) / f"run{i}")
-            runs.append(r)
-            s = r["summary"]
-            print(f"run {i + 1}: real-time factor {s['real_time_factor']:.2f}, digest "
-                  f"{s['digest'][:16]}, others used {100 * r['others_cpu']:.0f} % of the CPUs, "
-                  f"load {r['load_before']:.2f} -> {r['load_after']:.2f}", flush=True)
+            todo = [("baseline", base_runs, args.baseline_python)] if args.baseline_python else []
+            for label, into, python in todo + [("this", runs, sys.executable)]:
+                r = one_run(args.rig, args.until, args.set, Path(tmp) / f"{label}{i}", python)
+                into.append(r)
+                s = r["summary"]
+                print(f"run {i + 1} ({label}): real-time factor {s['real_time_factor']:.2f} "
+                      f"(CPU time {r['cpu_factor']:.2f}), digest {s['digest'][:16]}, others used "
+                      f"{100 * r['others_cpu']:.0f} % of the CPUs, load {r['load_before']:.2f} -> "
+                      f"{r['load_after']:.2f}", flush=True)
 
     names = list(runs[0]["summary"]["components"])
-    fig = {"rtf": statistics.median(r["summary"]["real_time_factor"] for r in runs)}
-    for n in names:
-        fig[n] = statistics.median(r["summary"]["components"][n]["p50_us"] for r in runs)
+    fig, base = medians(runs), medians(base_runs) if base_runs else {}
     print()
     print(f"machine: {_cpu_model()}, {os.cpu_count()} CPUs, {platform.system()} "
           f"{platform.release()}, Python {platform.python_version()}")
@@ -106,10 +120,22 @@ def main(argv: list[str] | None = None) -> int:
     print(f"rig {args.rig.name}, {args.until:g} s simulated, median of {args.runs} runs; "
           f"others' CPU {others}")
     print()
-    print(f"{'component':<12} {'p50 us (median of runs)':>24}   per run")
-    for n in names:
-        per = ", ".join(f"{r['summary']['components'][n]['p50_us']:.0f}" for r in runs)
-        print(f"{n:<12} {fig[n]:>24.1f}   {per}")
+    if base:
+        print(f"{'':<12} {'p50 us (median of runs)':>24} {'baseline':>10} {'ratio':>7}")
+        print(f"{'real time':<12} {fig['rtf']:>23.2f}x {base['rtf']:>9.2f}x "
+              f"{fig['rtf'] / base['rtf']:>7.2f}")
+        print(f"{'(CPU time)':<12} {fig['cpu_factor']:>23.2f}x {base['cpu_factor']:>9.2f}x "
+              f"{fig['cpu_factor'] / base['cpu_factor']:>7.2f}")
+        for n in names:
+            print(f"{n:<12} {fig[n]:>24.1f} {base.get(n, float('nan')):>10.1f} "
+                  f"{fig[n] / base[n] if base.get(n) else float('nan'):>7.2f}")
+    else:
+        print(f"real time {fig['rtf']:.2f}x; simulated time per CPU second of the run "
+              f"{fig['cpu_factor']:.2f}x (what it would be with a core of its own)")
+        print(f"{'component':<12} {'p50 us (median of runs)':>24}   per run")
+        for n in names:
+            per = ", ".join(f"{r['summary']['components'][n]['p50_us']:.0f}" for r in runs)
+            print(f"{n:<12} {fig[n]:>24.1f}   {per}")
     print()
     ok_all = True
     for what, key, limit, unit in TARGETS:
@@ -124,11 +150,23 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{what:<26} {shown:>10}   target {rel} {limit:g} {unit}: "
               f"{'met' if met else 'NOT met'}")
     if args.json:
-        print(json.dumps({"figures": fig, "runs": [
-            {"real_time_factor": r["summary"]["real_time_factor"], "digest": r["summary"]["digest"],
-             "others_cpu": r["others_cpu"], "load_before": r["load_before"],
-             "load_after": r["load_after"]} for r in runs]}, indent=1))
+        def brief(rs):
+            return [{"real_time_factor": r["summary"]["real_time_factor"],
+                     "digest": r["summary"]["digest"], "others_cpu": r["others_cpu"],
+                     "load_before": r["load_before"], "load_after": r["load_after"]} for r in rs]
+
+        print(json.dumps({"figures": fig, "runs": brief(runs), "baseline": base,
+                          "baseline_runs": brief(base_runs)}, indent=1))
     return 0 if ok_all else 1
+
+
+def medians(runs: list[dict]) -> dict[str, float]:
+    """Real-time factor and each component's p50, median over the runs."""
+    out = {"rtf": statistics.median(r["summary"]["real_time_factor"] for r in runs),
+           "cpu_factor": statistics.median(r["cpu_factor"] for r in runs)}
+    for n in runs[0]["summary"]["components"]:
+        out[n] = statistics.median(r["summary"]["components"][n]["p50_us"] for r in runs)
+    return out
 
 
 if __name__ == "__main__":
