@@ -5,20 +5,12 @@ Input ``state`` (the true VehicleState); output ``image``: an ``ImageHeader`` wi
 pixels attached as a raw frame (mono8, row-major, ``step_bytes = width``), stamped with
 the step time. Before a state arrives it shows the empty pool. Noise of frame k is
 drawn from a Philox generator keyed by (seed, instance name, "image") at counter
-(0, k, 0, 0): the same frames in any process. That noise and the exposed empty pool
-do not depend on the vehicle, and the rippled water surface only on the time: frame
-k + 1's noise (``Renderer.frame_noise``) and its water over the region around frame
-k's tags at the expected time (``Renderer.rippled_surface``) are made in a worker
-thread after step k returns, so a step mostly draws the tags; where the guess was
-wrong, the step makes them itself (the frames are the same either way).
+(0, k, 0, 0): the same frames in any process.
 """
 
 from __future__ import annotations
 
-import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 import numpy as np
@@ -123,58 +115,6 @@ class OverheadCamera(Component):
         # step (real-time runs). A throwaway generator: frames are keyed by their index,
         # so this changes none of them.
         self.renderer.render(Pose(0.0, 0.0, 0.5), np.random.default_rng(0))
-        # The next frame's noise (its bits and the exposed empty pool: most of a frame's
-        # work, and independent of the vehicle) is made in a worker thread while the
-        # rest of the rig steps; NumPy's generator and take() release the GIL.
-        self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"{self.name}-ahead")
-        self._next_noise = (0, self._worker.submit(self._ahead, 0, None, None))
-        self._t0_ns: int | None = None
-
-    def _rng(self, k: int) -> np.random.Generator:
-        return np.random.Generator(np.random.Philox(key=self.key,
-                                                    counter=np.array([0, k, 0, 0], np.uint64)))
-
-    def _frame_noise(self, k: int):
-        return self.renderer.frame_noise(self._rng(k))
-
-    def _ahead(self, k: int, region, t_s: float | None):
-        """Worker: frame k's noise and, with ripple, the rippled surface over ``region``
-        at t_s, where and when frame k is expected."""
-        surface = None
-        if region is not None and t_s is not None:
-            surface = self.renderer.rippled_surface(region, t_s, self.seed)
-        return self._frame_noise(k), surface
-
-    def _made_ahead(self, k: int):
-        """(noise, rippled surface or None) of frame k: made ahead when it was asked for."""
-        ahead_k, future = self._next_noise
-        return future.result() if ahead_k == k else (self._frame_noise(k), None)
-
-    def _next_time_ns(self, k: int) -> int | None:
-        """When step k is expected: t_0 + round(k · 10⁹ / rate) with the rate that the
-        period rounds to (the orchestrator's schedule); a wrong guess costs only the
-        surface made ahead."""
-        if self._t0_ns is None or self.period_ns <= 0:
-            return None
-        rate = Fraction(round(1e9 / self.period_ns, 6)).limit_denominator(10**6)
-        return self._t0_ns + math.floor(k * Fraction(10**9) / rate + Fraction(1, 2))
-
-    def _expected_region(self):
-        """The last frame's tag boxes, grown by 16 px (the vehicle moves a few px per
-        frame), or None (no tags seen, or a still surface: nothing to make ahead)."""
-        boxes = self.renderer.last_boxes
-        if not boxes or self.params.ripple_amplitude_m <= 0:
-            return None
-        m = 16
-        return (max(min(b[0] for b in boxes) - m, 0), max(min(b[1] for b in boxes) - m, 0),
-                min(max(b[2] for b in boxes) + m, self.renderer.width - 1),
-                min(max(b[3] for b in boxes) + m, self.renderer.height - 1))
-
-    def terminate(self):
-        worker = getattr(self, "_worker", None)  # none when initialize never ran
-        if worker is not None:
-            worker.shutdown(wait=True, cancel_futures=True)
-        return None
 
     def _motion_px(self, state, pose: Pose) -> tuple[float, float]:
         T = self.params.exposure_s
@@ -188,27 +128,18 @@ class OverheadCamera(Component):
         d = b - a
         return (float(d[0]), float(d[1])) if np.all(np.isfinite(d)) else (0.0, 0.0)
 
-    def render_frame(self, k: int, t_ns: int, state, noise=None, surface=None) -> np.ndarray:
-        """Frame k (``noise``, ``surface``: its ``Renderer.frame_noise`` and rippled
-        surface, when made ahead)."""
-        rng = self._rng(k)
+    def render_frame(self, k: int, t_ns: int, state) -> np.ndarray:
+        rng = np.random.Generator(np.random.Philox(key=self.key,
+                                                   counter=np.array([0, k, 0, 0], np.uint64)))
         if state is None:
-            return self.renderer.render(None, rng, noise=noise)
+            return self.renderer.render(None, rng)
         pose = pose_from_state(state)
         return self.renderer.render(pose, rng, t_s=t_ns * 1e-9, ripple_seed=self.seed,
-                                    motion_blur_px=self._motion_px(state, pose), noise=noise,
-                                    surface=surface)
+                                    motion_blur_px=self._motion_px(state, pose))
 
     def step(self, t_ns, dt_ns, inputs):
         k, self.k = self.k, self.k + 1
-        if k == 0:
-            self._t0_ns = t_ns  # the schedule's origin: step k is expected at t_0 + k periods
-        img = self.render_frame(k, t_ns, inputs.get("state"), *self._made_ahead(k))
-        # The next frame's, while the others step (not during this step: the two threads
-        # would take turns with the GIL).
-        t_next = self._next_time_ns(self.k)
-        self._next_noise = (self.k, self._worker.submit(
-            self._ahead, self.k, self._expected_region(), None if t_next is None else t_next * 1e-9))
+        img = self.render_frame(k, t_ns, inputs.get("state"))
         h, w = img.shape
         msg = vision_pb2.ImageHeader(header=self.header(t_ns, self.name), width=w, height=h,
                                      encoding="mono8", step_bytes=w,

@@ -110,23 +110,6 @@ class FrameNoise:
 
 
 @dataclass(frozen=True)
-class RippledSurface:
-    """The pixel corners of a region at the rippled water of one instant
-    (``Renderer.rippled_surface``)."""
-
-    region: tuple[int, int, int, int]
-    """(u0, v0, u1, v1), inclusive pixels; the arrays hold their (h + 1, w + 1) corners."""
-    t_s: float
-    ripple_seed: int
-    d: np.ndarray
-    """Air rays."""
-    S: np.ndarray
-    """Where they meet the rippled surface."""
-    t: np.ndarray
-    """Refracted directions."""
-
-
-@dataclass(frozen=True)
 class Pose:
     """Vehicle pose: body origin in the world (z down, m) and ZYX Euler angles (rad)."""
 
@@ -207,9 +190,6 @@ class Renderer:
         self._tags = [(t.id, np.asarray(t.center_b, float), *tag_axes_body(t.yaw_b_rad))
                       for t in setup.tags]
         self._ripple_waves = None
-        self.last_boxes: list[tuple[int, int, int, int]] = []
-        self.surfaces_ahead_used = 0
-        """How many frames took their rippled surface from one made ahead."""
 
     def with_options(self, **changes) -> Renderer:
         """A renderer of the same camera with some options changed (shares the
@@ -402,27 +382,12 @@ class Renderer:
             self.render_tag(img, box, tag, t_s, waves)
         return img[v0:v1 + 1, u0:u1 + 1]
 
-    def rippled_surface(self, region, t_s: float, ripple_seed: int) -> RippledSurface:
-        """``surface_rays`` of the pixel corners of ``region`` (u0, v0, u1, v1) on the
-        rippled water of time t_s: made ahead of a frame (by the camera's worker
-        thread) over where the tags are expected, for ``radiance(..., surface=)``."""
-        d, S, t = self.surface_rays(region, t_s, self.ripple_waves(ripple_seed))
-        return RippledSurface(tuple(region), t_s, ripple_seed, d, S, t)
-
-    def _surfaces(self, boxes, t_s: float, waves, ripple_seed: int = 0,
-                  ahead: RippledSurface | None = None) -> list:
+    def _surfaces(self, boxes, t_s: float, waves) -> list:
         """Per box, its ``surface_rays``. With ripple, the rippled surface is made once
         over the rectangle around all the boxes when that is no larger than the boxes
         together (tags side by side share most of it), and each box takes its part
-        (elementwise: the same values); or every box takes its part of ``ahead`` when
-        that was made for this time and seed and covers them all."""
-        if not waves or not boxes:
-            return [None] * len(boxes)
-        if (ahead is not None and ahead.t_s == t_s and ahead.ripple_seed == ripple_seed
-                and all(_inside(b, ahead.region) for b in boxes)):
-            self.surfaces_ahead_used += 1
-            return [_part(ahead.region, (ahead.d, ahead.S, ahead.t), b) for b in boxes]
-        if len(boxes) < 2:
+        (elementwise: the same values)."""
+        if not waves or len(boxes) < 2:
             return [None] * len(boxes)
         hull = (min(b[0] for b in boxes), min(b[1] for b in boxes),
                 max(b[2] for b in boxes), max(b[3] for b in boxes))
@@ -432,8 +397,12 @@ class Renderer:
 
         if area(hull) > sum(area(b) for b in boxes):
             return [None] * len(boxes)
-        rays = self.surface_rays(hull, t_s, waves)
-        return [_part(hull, rays, b) for b in boxes]
+        d, S, t = self.surface_rays(hull, t_s, waves)
+        out = []
+        for u0, v0, u1, v1 in boxes:
+            cut = (slice(v0 - hull[1], v1 - hull[1] + 2), slice(u0 - hull[0], u1 - hull[0] + 2))
+            out.append((d[cut], np.ascontiguousarray(S[cut]), np.ascontiguousarray(t[cut])))
+        return out
 
     def _ripple(self, S, d, waves, t_s):
         wz = self.camera.water_z
@@ -460,10 +429,9 @@ class Renderer:
 
     def radiance(self, pose: Pose | None, t_s: float = 0.0, ripple_seed: int = 0,
                  motion_blur_px: tuple[float, float] | None = None,
-                 return_boxes: bool = False, surface: RippledSurface | None = None):
+                 return_boxes: bool = False):
         """Noise-free radiance image (H, W) float32, blur applied (and, with
-        ``return_boxes``, the boxes outside which it is the plain floor). ``surface``:
-        the rippled surface made ahead (``rippled_surface``), used where it applies."""
+        ``return_boxes``, the boxes outside which it is the plain floor)."""
         o = self.options
         img = np.full((self.height, self.width), o.floor_level, dtype=np.float32)
         if pose is None:
@@ -481,7 +449,7 @@ class Renderer:
         visible = [(tag, box) for tag in self.tag_world(pose)
                    if (box := self.tag_box(tag, blur_extra)) is not None]
         boxes = [box for _, box in visible]
-        surfaces = self._surfaces(boxes, t_s, waves, ripple_seed, surface)
+        surfaces = self._surfaces(boxes, t_s, waves)
         for (tag, box), surface in zip(visible, surfaces):
             self.render_tag(img, box, tag, t_s, waves, surface)
         boxes = _merge_boxes(boxes)
@@ -512,8 +480,8 @@ class Renderer:
     def frame_noise(self, rng: np.random.Generator | None) -> FrameNoise:
         """Everything of a frame's exposure that does not depend on the vehicle: the
         draws ``expose`` makes from ``rng`` (the gain's jitter, then 16 noise bits per
-        pixel) and the exposed plain floor. The camera makes the next frame's while the
-        rest of the rig steps (``expose(..., noise=)``: the same image)."""
+        pixel) and the exposed plain floor, into which the tags' boxes are then
+        exposed."""
         o = self.options
         gain = 255.0 * o.exposure
         if rng is not None and o.exposure_jitter > 0:
@@ -526,15 +494,12 @@ class Renderer:
         return FrameNoise(gain, idx, np.take(floor_table, idx))
 
     def expose(self, radiance: np.ndarray, rng: np.random.Generator | None,
-               boxes: list[tuple[int, int, int, int]] | None = None,
-               noise: FrameNoise | None = None) -> np.ndarray:
+               boxes: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
         """Radiance -> 8-bit image with exposure jitter, shot and read noise.
 
         With ``boxes`` (the regions where the radiance is not the plain floor) the floor
         elsewhere goes through a 65536-entry table (the same noise model, computed once
-        per frame for the floor's level): about 3x faster; ``noise``: the frame's
-        ``frame_noise(rng)`` made beforehand (then ``rng`` is not used; the image is the
-        same)."""
+        per frame for the floor's level, ``frame_noise``): about 3x faster."""
         if boxes is None:
             o = self.options
             gain = 255.0 * o.exposure
@@ -543,8 +508,7 @@ class Renderer:
             noisy = rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)
             z = standard_normals(rng, radiance.shape) if noisy else None
             return self._to_dn(radiance, z, gain)
-        if noise is None:
-            noise = self.frame_noise(rng)
+        noise = self.frame_noise(rng)
         out = noise.floor
         for u0, v0, u1, v1 in boxes:
             box = (slice(v0, v1 + 1), slice(u0, u1 + 1))
@@ -554,17 +518,10 @@ class Renderer:
 
     def render(self, pose: Pose | None, rng: np.random.Generator | None = None, t_s: float = 0.0,
                ripple_seed: int = 0,
-               motion_blur_px: tuple[float, float] | None = None,
-               noise: FrameNoise | None = None,
-               surface: RippledSurface | None = None) -> np.ndarray:
-        """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle);
-        ``noise``: ``frame_noise(rng)``, made beforehand (it becomes the image);
-        ``surface``: see ``radiance``. ``last_boxes`` keeps the frame's boxes (where
-        the next frame's tags will be, nearly)."""
-        rad, boxes = self.radiance(pose, t_s, ripple_seed, motion_blur_px, return_boxes=True,
-                                   surface=surface)
-        self.last_boxes = boxes
-        return self.expose(rad, rng, boxes, noise)
+               motion_blur_px: tuple[float, float] | None = None) -> np.ndarray:
+        """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle)."""
+        rad, boxes = self.radiance(pose, t_s, ripple_seed, motion_blur_px, return_boxes=True)
+        return self.expose(rad, rng, boxes)
 
 
 def motion_kernel(du: float, dv: float) -> np.ndarray:
@@ -584,18 +541,6 @@ def motion_kernel(du: float, dv: float) -> np.ndarray:
         k[y0 + 1, x0] += (1 - fx) * fy
         k[y0 + 1, x0 + 1] += fx * fy
     return k / k.sum()
-
-
-def _inside(box, region) -> bool:
-    return region[0] <= box[0] and region[1] <= box[1] and box[2] <= region[2] and box[3] <= region[3]
-
-
-def _part(region, rays, box):
-    """The corners of ``box`` out of (d, S, t) of ``region``'s corners (S, t contiguous)."""
-    d, S, t = rays
-    cut = (slice(box[1] - region[1], box[3] - region[1] + 2),
-           slice(box[0] - region[0], box[2] - region[0] + 2))
-    return d[cut], np.ascontiguousarray(S[cut]), np.ascontiguousarray(t[cut])
 
 
 def _merge_boxes(boxes: list[tuple[int, int, int, int]]) -> list[tuple[int, int, int, int]]:
