@@ -6,6 +6,7 @@ centres at integers) is traced exactly:
 
     undistorted normalized (x, y) (Newton, precomputed once per camera)
     -> air ray d = R_wc (x, y, 1) -> water plane S = C + s d -> vector Snell t
+       (d, S, t: constants of the setup, cached per row of corners on first use)
     -> tag plane X = S + l t -> bitmap coordinates (col, row) in cells.
 
 Inside a pixel the image -> tag-plane map is taken as bilinear in its four corners
