@@ -184,8 +184,9 @@ def fit_axis(axis: str, trials: list[Trial], rigid: float, fit_bias: bool,
                                 - tr.vel) / scale for i, tr in enumerate(trials)])
     res = least_squares(residuals, x0, bounds=(lo, np.inf), method="trf", x_scale="jac",
                         max_nfev=400)
+    named = f"axis {axis} ({', '.join(str(t.path) for t in trials)})"
     if not res.success or not np.all(np.isfinite(res.x)):
-        raise FitFailed(f"axis {axis}: the fit did not converge ({res.message})",
+        raise FitFailed(f"{named}: the fit did not converge ({res.message})",
                         fix="give trials with more excitation (steps to several speeds, "
                             "sinusoids) or a closer --profile to start from")
     a, d1, d2 = (float(v) for v in res.x[:3])
@@ -195,7 +196,7 @@ def fit_axis(axis: str, trials: list[Trial], rigid: float, fit_bias: bool,
     try:
         cov = np.linalg.inv(res.jac.T @ res.jac) * s2
     except np.linalg.LinAlgError as exc:
-        raise FitFailed(f"axis {axis}: the coefficients are not determined by the trials",
+        raise FitFailed(f"{named}: the coefficients are not determined by the trials",
                         fix="add a trial at another speed (D1 and D2 need two) and a "
                             "transient (A needs an acceleration)") from exc
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
@@ -203,7 +204,7 @@ def fit_axis(axis: str, trials: list[Trial], rigid: float, fit_bias: bool,
     if fit_bias:
         sigma["b"] = float(sd[3])
     if not (sigma["A"] < rigid + a and sigma["D2"] < 10 * max(d2, 1e-9)):
-        raise FitFailed(f"axis {axis}: the fit converged to an undetermined point "
+        raise FitFailed(f"{named}: the fit converged to an undetermined point "
                         f"(relative uncertainty above 1000 %)",
                         fix="give trials with steps to several speeds and a transient")
     v0 = res.x[nb:]

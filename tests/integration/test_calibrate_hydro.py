@@ -87,7 +87,8 @@ def test_bad_trials_are_refused(tmp_path):
 
 
 def test_undetermined_fit_fails(tmp_path):
-    """A single, tiny step: the three coefficients are not determined -> exit 1."""
+    """A single, tiny step: the three coefficients are not determined -> exit 1, the
+    message naming the axis, its trial file and the fix."""
     from moonpool.components.dynamics import calibration as cal
 
     p = tmp_path / "tiny.csv"
@@ -96,3 +97,11 @@ def test_undetermined_fit_fails(tmp_path):
     p.write_text("t,tau_X,u\n" + "".join(f"{a},{0.01},{b}\n" for a, b in zip(t, v)))
     with pytest.raises(cal.FitFailed, match="axis u"):
         cal.calibrate([p], {"mass": 13.5}, holdout=0)
+    proc = subprocess.run([sys.executable, "-m", "moonpool.orchestrator.cli", "calibrate",
+                           "hydro", str(p), "--profile", str(PROFILES / "bluerov2_heavy.toml"),
+                           "--out", str(tmp_path / "o.toml"), "--holdout", "0"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 1, proc.stderr
+    assert "calibration failed" in proc.stderr and str(p) in proc.stderr, proc.stderr
+    assert "fix:" in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "o.toml").exists()
