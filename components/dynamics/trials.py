@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,11 +91,11 @@ def design(level: float, sine_amplitude: float) -> list[Shape]:
     return out
 
 
-def simulate(fmu: Path | str, params: dict, axis: str, shape: Shape,
-             depth_m: float = 5.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Drive the FMU (co-simulation, FMI 3; the full coupled 6-DOF model) from rest at
-    ``depth_m`` with the trial's thrust on ``axis`` (every other input zero) and return
-    the sample instants, the thrust and the true velocity of the axis."""
+@contextmanager
+def initialized(fmu: Path | str, params: dict, name: str = "trial"):
+    """The hydrodynamics FMU (co-simulation, FMI 3, through fmpy) instantiated with the
+    start values ``params`` and initialized: yields (instance, variables by name);
+    terminated, freed and its unpacked folder removed on exit."""
     from fmpy import extract, read_model_description
     from fmpy.fmi3 import FMU3Slave
 
@@ -102,13 +103,11 @@ def simulate(fmu: Path | str, params: dict, axis: str, shape: Shape,
     unzipped = extract(str(fmu))
     refs = {v.name: v for v in md.modelVariables}
     inst = FMU3Slave(guid=md.guid, unzipDirectory=unzipped,
-                     modelIdentifier=md.coSimulation.modelIdentifier, instanceName="trial")
-    n = len(shape.thrust)
-    true = np.empty(n)
+                     modelIdentifier=md.coSimulation.modelIdentifier, instanceName=name)
     try:
         inst.instantiate()
-        for name, value in dict(params, init_d=depth_m).items():
-            v = refs[name]
+        for key, value in params.items():
+            v = refs[key]
             if v.type == "Float64":
                 inst.setFloat64([v.valueReference], [float(value)])
             elif v.type == "Int32":
@@ -117,17 +116,27 @@ def simulate(fmu: Path | str, params: dict, axis: str, shape: Shape,
                 inst.setBoolean([v.valueReference], [bool(value)])
         inst.enterInitializationMode()
         inst.exitInitializationMode()
+        yield inst, refs
+        inst.terminate()
+        inst.freeInstance()
+    finally:
+        shutil.rmtree(unzipped, ignore_errors=True)
+
+
+def simulate(fmu: Path | str, params: dict, axis: str, shape: Shape,
+             depth_m: float = 5.0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Drive the FMU (the full coupled 6-DOF model) from rest at ``depth_m`` with the
+    trial's thrust on ``axis`` (every other input zero) and return the sample instants,
+    the thrust and the true velocity of the axis."""
+    n = len(shape.thrust)
+    true = np.empty(n)
+    with initialized(fmu, dict(params, init_d=depth_m)) as (inst, refs):
         vel, tau = refs[axis].valueReference, refs[THRUST[axis]].valueReference
         for k in range(n):
             true[k] = inst.getFloat64([vel])[0]
             inst.setFloat64([tau], [float(shape.thrust[k])])
             inst.doStep(k * DT, DT)
-        inst.terminate()
-        inst.freeInstance()
-    finally:
-        shutil.rmtree(unzipped, ignore_errors=True)
-    t = np.arange(n) * DT
-    return t, shape.thrust.copy(), true
+    return np.arange(n) * DT, shape.thrust.copy(), true
 
 
 def sensor_noise(axis: str, true: np.ndarray, seed: int) -> np.ndarray:

@@ -7,12 +7,9 @@ D2 + D1 at the same speed. Run: python docs/figures/mesh_profiles.py"""
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from fmpy import extract, read_model_description
-from fmpy.fmi3 import FMU3Slave
-
+from moonpool.components.dynamics.trials import initialized
 from moonpool.components.sdk import tomlfile
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -24,27 +21,8 @@ OUT = ["hydro_X", "hydro_Y", "hydro_Z", "hydro_K", "hydro_M", "hydro_N",
 
 def evaluate(params: dict) -> list[float]:
     """The outputs OUT right after initialization with these start values."""
-    md = read_model_description(str(FMU))
-    refs = {v.name: v for v in md.modelVariables}
-    unzipped = extract(str(FMU))
-    try:
-        inst = FMU3Slave(guid=md.guid, unzipDirectory=unzipped,
-                         modelIdentifier=md.coSimulation.modelIdentifier, instanceName="m")
-        inst.instantiate()
-        for name, value in params.items():
-            v = refs[name]
-            if v.type == "Int32":
-                inst.setInt32([v.valueReference], [int(value)])
-            else:
-                inst.setFloat64([v.valueReference], [float(value)])
-        inst.enterInitializationMode()
-        inst.exitInitializationMode()
-        out = inst.getFloat64([refs[n].valueReference for n in OUT])
-        inst.terminate()
-        inst.freeInstance()
-        return list(out)
-    finally:
-        shutil.rmtree(unzipped, ignore_errors=True)
+    with initialized(FMU, params, "mesh") as (inst, refs):
+        return list(inst.getFloat64([refs[n].valueReference for n in OUT]))
 
 
 def main() -> None:
