@@ -32,8 +32,8 @@ Meshes shipped (index = the FMU parameter ``mesh``):
    the two side panels of the frame (12.7 mm plates, 457 × 254 mm), the electronics
    tube (4-inch series enclosure, outer diameter 114.3 mm, 298 mm long), the battery
    tube below it (3-inch series, 88.9 mm, 250 mm) and the buoyancy foam on top between
-   the panels (1 mm clear of them), whose height makes the enclosed volume von Benzon et al.'s (2022)
-   displaced volume, 0.0134 m³ (NOTES.md). Tube lengths and the parts' placement are
+   the panels (1 mm clear of them), whose height makes the enclosed volume von Benzon
+   et al.'s (2022) displaced volume, 0.0134 m³ (NOTES.md). Tube lengths and the parts' placement are
    estimates.
 6. ``remus100`` (``remus100_hull.obj``, ``remus100_fins.obj``): a REMUS-like torpedo:
    the Myring hull of Prestero's (2001) REMUS model (nose a = 0.191 m, mid-body
@@ -235,7 +235,8 @@ def remus100() -> tuple[list[Tri], list[Tri]]:
     for k4 in range(4):
         az = math.pi / 2 * k4
         plate = box((ch, sp, th), (fin_x, root + 0.001 + sp / 2, 0.0))
-        Rx = np.array([[1, 0, 0], [0, math.cos(az), -math.sin(az)], [0, math.sin(az), math.cos(az)]])
+        ca, sa = math.cos(az), math.sin(az)
+        Rx = np.array([[1, 0, 0], [0, ca, -sa], [0, sa, ca]])
         fins += [tuple(Rx @ v for v in t) for t in plate]
     return hull, fins
 

@@ -19,7 +19,8 @@ M_RB,ii is the profile's rigid-body term (mass, or Ixx/Iyy/Izz + m (r_g terms));
 constant (heave, z down: the net weight W − B; 0 for the other axes). Each trial's
 initial velocity is fitted with them. The
 replay integrates it with RK4 at the trial's sample instants, the thrust held between
-samples, from that initial velocity (a held-out trial: from its first measured value). Parameters are fitted with
+samples, from that initial velocity (a held-out trial: from its first measured value).
+Parameters are fitted with
 ``scipy.optimize.least_squares`` (trust-region reflective, A, D1, D2 ≥ 0); their
 1σ uncertainties are √diag(s² (JᵀJ)⁻¹), s² the residual variance.
 

@@ -57,8 +57,8 @@ def one_seed_table(name, params, clean, seed=0) -> str:
     for axis, f in res.axes.items():
         cells = [f"{getattr(f, attr):.4g} ± {f.sigma[k]:.2g} ({params[f'{k}_{axis}']:g})"
                  for k, attr in KEYS]
-        b = (f"{f.bias:.3g} ± {f.sigma['b']:.2g} ({(params['mass'] - params['volume'] * params['rho_surface']) * 9.81:.2g})"
-             if "b" in f.sigma else "-")
+        net = (params["mass"] - params["volume"] * params["rho_surface"]) * 9.81  # W - B
+        b = f"{f.bias:.3g} ± {f.sigma['b']:.2g} ({net:.2g})" if "b" in f.sigma else "-"
         held = ", ".join(f"{v:.3f}" for v in f.nrmse_holdout.values())
         lines.append(f"| {axis} | {' | '.join(cells)} | {b} | {f.nrmse_train:.3f} | {held} |")
     return "\n".join(lines)
@@ -74,7 +74,8 @@ def seeds_table(name, params, clean, seeds) -> str:
             f = cal.fit_axis(axis, fitted, rigid[axis], axis == "w", start)
             for k, attr in KEYS:
                 rows.setdefault((axis, k), []).append((getattr(f, attr), f.sigma[k]))
-    lines = [f"| coefficient | profile | mean error | sd | worst | mean reported 1σ | within tolerance ({seeds} seeds) |",
+    lines = ["| coefficient | profile | mean error | sd | worst | mean reported 1σ "
+             f"| within tolerance ({seeds} seeds) |",
              "| --- | --- | --- | --- | --- | --- | --- |"]
     for (axis, k), vals in rows.items():
         v = np.array(vals)
@@ -82,7 +83,8 @@ def seeds_table(name, params, clean, seeds) -> str:
         tol = 0.10 if k == "A" else 0.05
         if truth:
             err = v[:, 0] / truth - 1
-            cells = (f"{err.mean():+.2%} | {v[:, 0].std() / truth:.2%} | {err[np.argmax(abs(err))]:+.2%} "
+            worst = err[np.argmax(abs(err))]
+            cells = (f"{err.mean():+.2%} | {v[:, 0].std() / truth:.2%} | {worst:+.2%} "
                      f"| {v[:, 1].mean() / truth:.2%}")
             ok = np.mean(abs(err) <= tol)
         else:  # a zero coefficient: against 5 % of the quadratic term at 0.6 m/s (1 rad/s)
@@ -99,7 +101,8 @@ def remus_surge_identifiability(params, clean) -> str:
     rigid = cal.rigid_terms(params)["u"]
     start = tuple(params[f"{k}_u"] for k, _ in KEYS)
     lines = ["| REMUS surge trials | A fitted (0.839) | reported 1σ of A |", "| --- | --- | --- |"]
-    for label, keep, noise in (("steps only", lambda s: s.name.startswith("step") and not s.held_out, True),
+    steps = lambda s: s.name.startswith("step") and not s.held_out  # noqa: E731
+    for label, keep, noise in (("steps only", steps, True),
                                ("steps + 4 s sinusoid", lambda s: not s.held_out, True),
                                ("steps + 4 s sinusoid, no noise", lambda s: not s.held_out, False)):
         fitted = [t for t, (s, *_) in zip(noisy("u", runs, 0, noise), runs) if keep(s)]

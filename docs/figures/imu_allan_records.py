@@ -6,7 +6,8 @@ tests/scenarios/test_imu_allan_presets.py: the minimum of the curve over τ from
 record/FLOOR_SPAN). Records are sampled at dt = min(record/864,000, T_c/10): the Allan
 deviation at τ ≥ dt does not depend on dt as long as the shortest Gauss–Markov process
 of the band is sampled finely (a process of T ≲ dt sampled at points, not averaged,
-adds its own bias: +2 % for the accelerometers at dt = 6.4 s). Prints, per preset, triad and length, the mean error of B̂ = floor/0.664
+adds its own bias: +2 % for the accelerometers at dt = 6.4 s). Prints, per preset, triad
+and length, the mean error of B̂ = floor/0.664
 against B, its standard deviation over the axes, and the share of axes within ±5 %; and
 for the 24 h records the mean of the curves over all axes against the theory (no model
 bias) with their scatter. Writes docs/img/imu_allan_records.png.
@@ -94,7 +95,8 @@ def main() -> None:
                             adev / (FLICKER_FACTOR * cfg.bias_instability))
             print(f"{grade} {triad} {days} d done", file=sys.stderr, flush=True)
 
-    print(f"| preset, triad | record | mean error of B̂ | sd over axes | within ±5 % ({3 * seeds} axes) |")
+    print("| preset, triad | record | mean error of B̂ | sd over axes "
+          f"| within ±5 % ({3 * seeds} axes) |")
     print("| --- | --- | --- | --- | --- |")
     for grade, triad in TRIADS:
         for days in DAYS[triad]:

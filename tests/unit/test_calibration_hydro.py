@@ -34,7 +34,8 @@ def test_coefficients_come_back_within_their_uncertainty():
     trials = []
     for i, f in enumerate((0.5, 2.0, 6.0)):
         tr = _trial(f"s{i}", np.where(t < 20, f, 0.0))
-        trials.append(cal.Trial(tr.path, "u", tr.t, tr.tau, tr.vel + 0.005 * rng.standard_normal(300)))
+        noisy = tr.vel + 0.005 * rng.standard_normal(300)
+        trials.append(cal.Trial(tr.path, "u", tr.t, tr.tau, noisy))
     fit = cal.fit_axis("u", trials, 10.0, False, (1.0, 1.0, 10.0))
     for got, truth, key in ((fit.added_mass, 2.0, "A"), (fit.d1, 3.0, "D1"), (fit.d2, 20.0, "D2")):
         assert abs(got - truth) < 3 * fit.sigma[key] and fit.sigma[key] < 0.05 * truth, (key, got)
@@ -49,6 +50,7 @@ def test_a_fit_that_does_not_converge_names_the_trial(monkeypatch):
         return OptimizeResult(x=x, fun=fun(x), jac=np.eye(len(x)), success=False, status=0,
                               message="The maximum number of function evaluations is exceeded.")
     monkeypatch.setattr(cal, "least_squares", gives_up)
-    with pytest.raises(cal.FitFailed, match=r"axis u \(trial_u_3.csv\): the fit did not converge") as e:
+    words = r"axis u \(trial_u_3.csv\): the fit did not converge"
+    with pytest.raises(cal.FitFailed, match=words) as e:
         cal.fit_axis("u", [trial], 10.0, False, (1.0, 1.0, 10.0))
     assert "more excitation" in e.value.fix

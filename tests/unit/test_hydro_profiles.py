@@ -40,7 +40,8 @@ def test_hydro_profile_is_valid(path):
         import meshes
 
         tris = meshes.triangles(params["mesh"])[0] * params.get("mesh_scale", 1.0)
-        volume = float(np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2])).sum()) / 6
+        dots = np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2]))
+        volume = float(dots.sum()) / 6
         assert "volume" not in params and "D2_u" not in params, "unused by the mesh backend"
     else:
         volume = params["volume"]
