@@ -8,13 +8,13 @@ tactical presets, gyro and accelerometer (issue 23):
   one estimator), from a record of 24 h for the accelerometers, 4 days for the MEMS gyro
   and 64 days for the tactical gyro. Those are the shortest records on which the study
   (8 seeds × 3 axes per length, seeds 7000+; this test draws seed 2024) finds the reading
-  unbiased and scattering by ≤ 1.8 % (1σ) per axis, so that ±5 % holds at about 3σ. On
-  24 h it cannot for the gyros: the MEMS gyro's floor (a valley at τ ≈ 170 s between
-  white noise and random walk) reads −0.8 ± 2.6 % (96 % of axes within 5 %), and the
+  unbiased and scattering by ≤ 1.5 % (1σ) per axis, so that ±5 % holds at about 3σ. On
+  24 h the gyros do not reach 3σ: the MEMS gyro's floor (a valley at τ ≈ 170 s between
+  white noise and random walk) reads −0.1 ± 2.0 % over τ ≤ day/300 (2.5σ), and the
   tactical gyro's floor, reached only beyond τ ≈ 1,000 s where a day holds few
-  independent averages, +3 ± 5 % at best (58 %): the datasheet's N and B fix how much of
-  a day's spectrum the bias instability owns (docs/sensors.md (imu), "Reading B from a
-  record").
+  independent averages, +3 ± 7 % at best (54 % of the axes within 5 %): the datasheet's
+  N and B fix how much of a day's spectrum the bias instability owns (docs/sensors.md
+  (imu), "Reading B from a record").
 - N = the slope −1/2 line read at τ = 1 s, fitted where white noise owns the curve
   (τ ≤ 0.3 s) of 1 h at 10 Hz, per axis, within ±10 %;
 - K = the slope +1/2 line read at τ = 3 s, fitted on τ ∈ [16 τ_K, record/10] of the
