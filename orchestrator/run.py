@@ -358,6 +358,7 @@ def run_rig(
     sim_ns = execution.time_ns if execution is not None else 0
     if status == "ok" and shutdown_problems:
         status, error = "failed", "; ".join(shutdown_problems)
+        failed_component = execution.shutdown_failed if execution is not None else None
     terminated = None
     if status == "ok" and execution is not None and execution.finished is not None:
         by, at_ns, why = execution.finished

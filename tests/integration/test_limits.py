@@ -207,6 +207,7 @@ def test_malformed_metrics_fail_the_run_cleanly(tmp_path, metrics_json):
     s = result.summary
     assert s["status"] == "failed" and "component 'far'" in s["error"], s["error"]
     assert "metrics_json" in s["error"] and "far" not in s["metrics"]
+    assert s["failed_component"] == "far"  # not null (noticed by the last session)
     assert (tmp_path / "out" / "summary.json").exists()
     mcap = tmp_path / "out" / "recording.mcap"
     assert mcap.read_bytes().endswith(b"\x89MCAP0\r\n")  # finalised: footer and magic
@@ -294,3 +295,68 @@ def test_remote_error_text_is_sanitised_and_cannot_blame_another(tmp_path):
     text = (tmp_path / "out" / "summary.json").read_text()
     assert not any(ord(c) < 32 and c != "\n" for c in json.loads(text)["error"])
     assert "\\u001b" not in text and "\x1b" not in text
+
+
+# -- untrusted Initialize outputs (issue 24, point 13) -----------------------------------
+
+
+class _GarblingSocket:
+    """A ROUTER socket that replaces the payload of the first output of every reply
+    of kind ``body`` by bytes that do not parse."""
+
+    def __init__(self, sock: zmq.Socket, body: str) -> None:
+        self._sock, self._body = sock, body
+
+    def __getattr__(self, name: str):
+        return getattr(self._sock, name)
+
+    def send_multipart(self, frames, copy=True):
+        reply = lc.Reply.FromString(bytes(frames[-1]))
+        if reply.WhichOneof("body") == self._body:
+            outputs = getattr(reply, self._body).outputs
+            if outputs:
+                outputs[0].payload = b"\xff\xff\xff"
+                frames = [*frames[:-1], wire.serialize(reply)]
+        return self._sock.send_multipart(frames, copy=copy)
+
+
+GARBLE_RIG = """
+[run]
+until = "0.1s"
+[components.far]
+run = "remote"
+endpoint = "{endpoint}"
+rate_hz = 100
+[components.far.parameters]
+initial_output = true
+"""
+
+
+@pytest.mark.parametrize("body", ["initialized", "step_result"])
+def test_an_unparseable_output_fails_the_run_naming_its_sender(tmp_path, body):
+    """An Initialize output that does not parse was recorded with status ok; now it
+    fails the run like a Step output, naming the component, and is not recorded."""
+    import threading
+
+    from probes import Count
+    from moonpool.components.sdk.serve import Server
+    from moonpool.orchestrator.recording import read_recording
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    server = Server(Count, "tcp://127.0.0.1:*", context=zmq.Context())
+    server.sock = _GarblingSocket(server.sock, body)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        rig = tmp_path / "rig.toml"
+        rig.write_text(GARBLE_RIG.format(endpoint=server.bound_endpoint))
+        result = run_rig(load_and_check(rig), tmp_path / "out")
+    finally:
+        server.stop()
+        thread.join(5)
+    s = result.summary
+    assert s["status"] == "failed" and s["failed_component"] == "far", s
+    assert "output 'out' that is not a valid moonpool.v1.Signals" in s["error"], s["error"]
+    recorded = [m.payload for m in read_recording(tmp_path / "out" / "recording.mcap")]
+    assert b"\xff\xff\xff" not in recorded
