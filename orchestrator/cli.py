@@ -113,9 +113,9 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--base-dir", metavar="DIR",
                    help="folder for relative file.py entries and file-path parameters "
                    "(default: the current folder)")
-    from moonpool.components.sdk.serve import add_max_message_argument, add_security_arguments
+    from moonpool.components.sdk.serve import add_limit_arguments, add_security_arguments
 
-    add_max_message_argument(s)
+    add_limit_arguments(s)
     add_security_arguments(s)
 
     k = sub.add_parser("keys", help="CURVE key pairs for components on other machines")
@@ -409,8 +409,7 @@ def cmd_serve(args) -> int:
         argv.append("--insecure")
     if args.allow_insecure_key_permissions:
         argv.append("--allow-insecure-key-permissions")
-    argv += ["--max-message-bytes", str(args.max_message_bytes)]
-    return serve.main(argv)
+    return serve.main(argv + serve.limit_argv(args))
 
 
 def cmd_keys(args) -> int:

@@ -173,7 +173,9 @@ def error_from_wire(err: _lc.Error, component: str) -> ComponentError:
     (:func:`remote_text`). ``from_wire`` is set on the exception."""
     cls = _BY_CODE.get(err.code, ComponentError)
     message = remote_text(err.message) or "unspecified error"
-    if err.component and err.component != component:
+    if err.component and err.component != component and err.code != _lc.ERROR_CODE_BUSY:
+        # (BUSY is about the endpoint, not a component: whatever name it carries, maybe
+        # one the session's holder chose, is left out.)
         message += f" (the error names component '{remote_text(err.component, 100)}')"
     exc = cls(message, component=component, fix=remote_text(err.fix))
     exc.code = err.code or cls.code

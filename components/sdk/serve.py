@@ -45,6 +45,7 @@ from .errors import (
     ComponentError,
     EntryError,
     LifecycleError,
+    ParameterError,
     PortError,
     DEFAULT_FIX,
     ProtocolError,
@@ -135,9 +136,16 @@ class Server:
         base_dir: str | None = None,
         security: ServerSecurity | None = None,
         max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+        max_peer_timeout_ns: int = wire.DEFAULT_MAX_PEER_TIMEOUT_NS,
     ) -> None:
         """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
-        a peer declaring a larger one is disconnected before anything is allocated)."""
+        a peer declaring a larger one is disconnected before anything is allocated).
+        ``max_peer_timeout_ns``: the longest peer timeout a Configure may ask for, and
+        the one a session bound by a refused (or unset) one gets (protocol.md §6)."""
+        if not 0 < max_peer_timeout_ns <= wire.MAX_PEER_TIMEOUT_LIMIT_NS:
+            raise ValueError(f"max_peer_timeout_ns must be in (0, "
+                             f"{wire.MAX_PEER_TIMEOUT_LIMIT_NS}], got {max_peer_timeout_ns}")
+        self.max_peer_timeout_s = max_peer_timeout_ns * 1e-9
         if (factory is None) == (components is None):
             raise ValueError("give either one factory or a dict of named components")
         # One component: key "" (requests need not name it). A group: by instance name.
@@ -171,6 +179,11 @@ class Server:
         self._time = (None, b"")  # the last Step time and its encoded field
         self._instance_fields = {key: string_field(K_ITEM, key) for key in self.factories}
         self._new_session()
+        # What this endpoint serves, as its operator named it: the name in an Error sent
+        # to a peer that is not the bound one -- never the bound session's instance name,
+        # which its peer chose (a squatter could otherwise make BUSY blame anyone).
+        self.kind = ("group(" + ",".join(self.hosts) + ")" if self.group
+                     else type(self.host.component).kind())
 
     # -- session ---------------------------------------------------------------
 
@@ -297,6 +310,9 @@ class Server:
                 self.peer = identity
                 self.session_t0 = time.monotonic()
                 self.sessions += 1
+                # Bound from now on: the session expires after the longest allowed peer
+                # timeout unless a valid Configure asks for a shorter one.
+                self.peer_timeout_s = self.max_peer_timeout_s
                 _say(f"session {self.sessions} started: "
                      f"{req.instance or req.configure.instance_name} configured by an "
                      f"orchestrator (seed {req.configure.seed})")
@@ -343,7 +359,7 @@ class Server:
                     # Only a Configure the state allows counts: an out-of-order one is
                     # refused below and changes nothing (found by fuzzing).
                     if host.state == lc.COMPONENT_STATE_CREATED:
-                        self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                        self.peer_timeout_s = self._peer_timeout(req.configure, host)
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
@@ -398,6 +414,23 @@ class Server:
         self.sock.send_multipart(frames_out, copy=not attachments)
         if end_session:
             self._end_session("terminated")
+
+    def _peer_timeout(self, configure: lc.Configure, host: ComponentHost) -> float:
+        """The session's peer timeout, s, from a Configure: 0 (unset) is the server's
+        limit; a negative value or one above the limit is refused (ParameterError,
+        before anything takes effect: the session keeps the limit)."""
+        ns = configure.peer_timeout_ns
+        limit_ns = round(self.max_peer_timeout_s * 1e9)
+        if ns == 0:
+            return self.max_peer_timeout_s
+        if not 0 < ns <= limit_ns:
+            raise ParameterError(
+                f"Configure.peer_timeout_ns is {ns} ns; it must be more than 0 and at most "
+                f"this server's limit, {limit_ns} ns ({limit_ns * 1e-9:g} s)",
+                component=host.name,
+                fix="give run.peer_timeout a duration up to the limit (or start the server "
+                    "with a larger --max-peer-timeout)")
+        return ns * 1e-9
 
     def _step(self, host: ComponentHost, s: lc.Step, frames_in: list,
               frames_out: list) -> bytes:
@@ -456,7 +489,7 @@ class Server:
         self.rejected += 1
         log.warning("%s: rejected a request: %s", self.name, exc)
         reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=request_id)
-        reply.error.CopyFrom(error_to_wire(exc, self.name))
+        reply.error.CopyFrom(error_to_wire(exc, self.kind))
         try:
             self.sock.send_multipart([*prefix, wire.serialize(reply)])
         except zmq.ZMQError:  # peer gone; nothing to answer
@@ -514,8 +547,9 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
                         "folder they may write (warns); refused by default")
 
 
-def add_max_message_argument(parser: argparse.ArgumentParser) -> None:
-    """--max-message-bytes (shared by `moonpool serve`)."""
+def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
+    """--max-message-bytes, --max-peer-timeout (shared by `moonpool serve`;
+    :func:`limit_argv` gives them back as arguments)."""
 
     def size(text: str) -> int:
         try:
@@ -528,11 +562,33 @@ def add_max_message_argument(parser: argparse.ArgumentParser) -> None:
                 f"got {text!r}")
         return n
 
+    def seconds(text: str) -> int:
+        try:
+            ns = round(float(text) * 1e9)
+        except (ValueError, OverflowError):
+            ns = 0
+        if not 0 < ns <= wire.MAX_PEER_TIMEOUT_LIMIT_NS:
+            raise argparse.ArgumentTypeError(
+                f"expected seconds, more than 0 and at most "
+                f"{wire.MAX_PEER_TIMEOUT_LIMIT_NS // 10**9}, got {text!r}")
+        return ns
+
     parser.add_argument("--max-message-bytes", type=size,
                         default=wire.DEFAULT_MAX_MESSAGE_BYTES, metavar="BYTES",
                         help="the largest frame (request, reply or attachment) accepted or "
                         "sent; a peer declaring a larger one is disconnected before anything "
                         f"is allocated (default {wire.DEFAULT_MAX_MESSAGE_BYTES})")
+    parser.add_argument("--max-peer-timeout", type=seconds, dest="max_peer_timeout_ns",
+                        default=wire.DEFAULT_MAX_PEER_TIMEOUT_NS, metavar="SECONDS",
+                        help="the longest peer timeout an orchestrator may ask for: a session "
+                        "whose orchestrator fell silent ends at the latest this long after "
+                        f"(default {wire.DEFAULT_MAX_PEER_TIMEOUT_NS // 10**9} s)")
+
+
+def limit_argv(args: argparse.Namespace) -> list[str]:
+    """The options of :func:`add_limit_arguments` as command-line arguments again."""
+    return ["--max-message-bytes", str(args.max_message_bytes),
+            "--max-peer-timeout", repr(args.max_peer_timeout_ns * 1e-9)]
 
 
 def _die_with_parent() -> None:
@@ -563,7 +619,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
-    add_max_message_argument(parser)
+    add_limit_arguments(parser)
     add_security_arguments(parser)
     args = parser.parse_args(argv)
     if bool(args.entry) == bool(args.component):
@@ -601,7 +657,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         server = Server(cls, args.bind, components=components, once=args.once,
                         base_dir=args.base_dir, security=security,
-                        max_message_bytes=args.max_message_bytes)
+                        max_message_bytes=args.max_message_bytes,
+                        max_peer_timeout_ns=args.max_peer_timeout_ns)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

@@ -37,6 +37,16 @@ holds a 1920×1080 RGB8 image (6.2 MB) with room to spare; raise it (``run.max_m
 MAX_MESSAGE_BYTES_LIMIT = 2**31 - 1
 """The upper bound of that option (a frame must fit libzmq's and protobuf's 2 GiB limits)."""
 
+DEFAULT_MAX_PEER_TIMEOUT_NS = 300 * 10**9
+"""The longest ``Configure.peer_timeout_ns`` a component accepts by default (5 min):
+every session expires, at the latest this long after its peer fell silent, so nobody
+can hold a component for good by configuring it and going away. ``0`` (unset) means
+this limit; a negative value or one above it is refused with INVALID_PARAMETER
+(docs/protocol.md §6). ``moonpool serve --max-peer-timeout`` changes it; a rig's
+``run.peer_timeout`` may not exceed it."""
+MAX_PEER_TIMEOUT_LIMIT_NS = 3600 * 10**9
+"""The upper bound of ``--max-peer-timeout`` (1 h)."""
+
 _CLASSES: dict[str, type[Message]] = {}
 
 
