@@ -320,6 +320,13 @@ class Execution:
                     f"{who(c.source)} does not match input type {ins[c.target_port].type} of "
                     f"{who(c.target)}"))
                 continue
+            if outs[c.source_port].attachment and not ins[c.target_port].attachment:
+                problems.append(Problem(
+                    file, key, f"{c}: output '{c.source_port}' of {who(c.source)} carries "
+                    f"attachments (e.g. image pixels) but input '{c.target_port}' of "
+                    f"{who(c.target)} does not take them: declare the input with "
+                    "attachment=True (Port(..., attachment=True); PortSpec.attachment)"))
+                continue
             target = dst.inputs[c.target_port]
             if id(target) in connected:
                 problems.append(Problem(file, key + ".to", f"input {c.target}.{c.target_port} "
@@ -330,8 +337,10 @@ class Execution:
         if problems:
             raise RigValidationError(problems)
         for s in self.slots:
+            attached = {p.name for p in descriptions[s.name].outputs if p.attachment}
             s.outs = {p: (s.channels[p], s.types[p], s.routes[p],
-                          self._parser(s, p, descriptions[s.name]) if s.remote else None)
+                          self._parser(s, p, descriptions[s.name]) if s.remote else None,
+                          p in attached)
                       for p in s.routes}
         for c in self.rig.connections:
             src = self.by_name[c.source]
@@ -513,6 +522,11 @@ class Execution:
                     else f"produced a message on output '{sample.port}' as "
                          f"{sample.type_name}, declared {out[1]}"),
                     "send only the declared ports and types")
+            if sample.attachment is not None and not out[4]:
+                self._bad_output(slot, samples, sample, (
+                    f"sent an attachment on output '{sample.port}', which does not carry "
+                    "attachments (its Description says attachment = false)"),
+                    "send attachments only on ports declared with attachment = true")
             if remote:
                 # Untrusted bytes from another process: parsed (the decoded message kept
                 # for in-process consumers) before anything records or routes them,

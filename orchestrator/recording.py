@@ -683,6 +683,8 @@ class RecordingInfo:
     complete: bool
     """Whether the file has its summary (closed properly); a file cut short is read
     by scanning it."""
+    attached: frozenset[str] = frozenset()
+    """Port topics with a ``#data`` channel: their messages carried attachments."""
 
     def components(self) -> list[str]:
         """Names of the components that published on a port topic, sorted."""
@@ -731,6 +733,8 @@ def recording_info(path: Path | str) -> RecordingInfo:
                 pass
     topics: dict[str, str] = {}
     types: dict[str, bytes] = {}
+    attached = frozenset(c.metadata[ATTACHMENT_OF] for c in channels.values()
+                         if ATTACHMENT_OF in c.metadata)
     for channel in channels.values():
         if ATTACHMENT_OF in channel.metadata or VIEW_OF in channel.metadata:
             continue
@@ -739,7 +743,7 @@ def recording_info(path: Path | str) -> RecordingInfo:
         topics[channel.topic] = type_name
         if schema is not None:
             types[type_name] = bytes(schema.data)
-    return RecordingInfo(topics, types, metadata, summary is not None)
+    return RecordingInfo(topics, types, metadata, summary is not None, attached)
 
 
 def read(path: Path | str, topics: Iterable[str] | None = None) -> dict[str, Any]:

@@ -143,7 +143,8 @@ class CameraDevice(Component):
     previous step is sent at each step."""
 
     outputs = (Port("image", vision_pb2.ImageHeader,
-                    "the newest frame since the previous step (pixels attached, row-major)"),)
+                    "the newest frame since the previous step (pixels attached, row-major)",
+                    attachment=True),)
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:

@@ -82,6 +82,10 @@ class Port:
     """One line for ``moonpool describe`` and the docs."""
     queued: bool = False
     """Inputs only: deliver every message since the last step (a list) instead of the latest."""
+    attachment: bool = False
+    """Messages on this port may carry bulk data (image pixels) beside them: an output
+    may return :class:`Attached`, an input receives it. An attachment on a port without
+    it is refused (an input: INVALID_INPUT; an output: the component fails)."""
 
     @property
     def type_name(self) -> str:

@@ -240,7 +240,7 @@ class ComponentHost:
                     f"input for unknown port '{name}'", component=self.name,
                     fix=f"inputs are {sorted(self._inputs)}",
                 )
-            cls, type_name, queued = port
+            cls, type_name, queued, attached = port
             if pv.type != type_name:
                 raise PortError(
                     f"input '{name}' expects {type_name}, got {pv.type}",
@@ -255,6 +255,13 @@ class ComponentHost:
                                 fix=f"send {type_name} serialized by protobuf") from exc
             index = pv.attachment
             if index:
+                if not attached:
+                    raise PortError(
+                        f"input '{name}' does not take attachments, but one came with it",
+                        component=self.name,
+                        fix="send the message without an attachment, or connect an output "
+                            "that carries none (a port takes attachments when its "
+                            "Description says attachment = true)")
                 if index > len(attachments):
                     raise PortError(
                         f"input '{name}' refers to attachment frame {index} "
@@ -280,13 +287,15 @@ class ComponentHost:
         self._seq: dict[str, int] = {p.name: 0 for p in outputs}
         # For the hot path (decode_inputs, the serve loop's encoding): per input
         # (class, type name, queued); per output its PortValue's constant fields.
-        self._input_table = {p.name: (p.type, p.type_name, p.queued) for p in inputs}
+        self._input_table = {p.name: (p.type, p.type_name, p.queued, p.attachment)
+                             for p in inputs}
         self._queued_inputs = tuple(p.name for p in inputs if p.queued)
         self.port_value_prefixes = {p.name: wire.port_value_prefix(p.name, p.type_name)
                                     for p in outputs}
         # (name, class, type name, has a header) per output, for the hot path.
         self._output_table = [
-            (p.name, p.type, p.type_name, "header" in p.type.DESCRIPTOR.fields_by_name)
+            (p.name, p.type, p.type_name, "header" in p.type.DESCRIPTOR.fields_by_name,
+             p.attachment)
             for p in outputs
         ]
 
@@ -340,7 +349,7 @@ class ComponentHost:
         seq = self._seq
         found = 0
         # Declared order, so recordings and digests do not depend on dict order.
-        for name, cls, type_name, has_header in self._output_table:
+        for name, cls, type_name, has_header, attached in self._output_table:
             value = result.get(name)
             if value is None:
                 if name in result:
@@ -350,6 +359,13 @@ class ComponentHost:
             attachment = None
             if type(value) is not cls:
                 if isinstance(value, Attached):
+                    if not attached:
+                        self.state = FAILED
+                        raise PortError(
+                            f"output '{name}' returned an attachment, but the port does not "
+                            "carry them", component=self.name,
+                            fix=f"declare Port('{name}', ..., attachment=True), or return "
+                                "the message alone")
                     value, attachment = value.message, value.data
                 if not isinstance(value, cls):
                     self.state = FAILED

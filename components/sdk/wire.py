@@ -315,6 +315,7 @@ def _port_spec(port: Port, direction: int) -> lc.PortSpec:
         type=port.type_name,
         queued=port.queued,
         description=port.description,
+        attachment=port.attachment,
     )
 
 
