@@ -514,6 +514,11 @@ class Execution:
         write = self._write
         outs = slot.outs
         remote = slot.remote
+        if remote and len(samples) > len(outs):  # at most one value per port (protocol §4)
+            slot.adapter.failed = True
+            raise SimulationError(
+                f"sent {len(samples)} output values for {len(outs)} output port(s)",
+                component=slot.name, fix="send at most one value per output port per step")
         for sample in samples:
             out = outs.get(sample.port)
             if out is None or out[1] != sample.type_name:

@@ -192,6 +192,12 @@ class ComponentHost:
     def set_parameters(self, parameters: Sequence[tuple[str, Any]], t_ns: int) -> None:
         """Set tunable parameters before the step at ``t_ns``; ParameterError naming the
         parameter if it is not tunable (the component is then FAILED)."""
+        if len(parameters) > max(len(self.tunable), 1):
+            self.state = FAILED
+            raise ParameterError(
+                f"{len(parameters)} parameter changes in one step, for "
+                f"{len(self.tunable)} tunable parameter(s)", component=self.name,
+                fix="change each tunable parameter at most once per step")
         for name, value in parameters:
             if name not in self.tunable:
                 self.state = FAILED
@@ -229,6 +235,12 @@ class ComponentHost:
 
     def decode_inputs(self, values: list[lc.PortValue], attachments: list[Any]) -> dict[str, Any]:
         """PortValues from a Step request -> the ``inputs`` mapping given to ``step``."""
+        if len(values) > wire.MAX_PORT_VALUES:
+            raise PortError(
+                f"{len(values)} input values in one request, more than {wire.MAX_PORT_VALUES}",
+                component=self.name,
+                fix="deliver fewer messages per step (a faster consumer, or a slower source "
+                    "into a queued input)")
         queues = self._queued_inputs
         inputs: dict[str, Any] = {name: [] for name in queues} if queues else {}
         table = self._input_table

@@ -48,6 +48,7 @@ from .errors import (
     ParameterError,
     PortError,
     DEFAULT_FIX,
+    StepFailed,
     ProtocolError,
     error_to_wire,
     printable,
@@ -137,11 +138,17 @@ class Server:
         security: ServerSecurity | None = None,
         max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
         max_peer_timeout_ns: int = wire.DEFAULT_MAX_PEER_TIMEOUT_NS,
+        cpu_budget_s: float = 0.0,
     ) -> None:
         """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
         a peer declaring a larger one is disconnected before anything is allocated).
         ``max_peer_timeout_ns``: the longest peer timeout a Configure may ask for, and
-        the one a session bound by a refused (or unset) one gets (protocol.md §6)."""
+        the one a session bound by a refused (or unset) one gets (protocol.md §6).
+        ``cpu_budget_s``: the CPU time (of the serving thread) one session may use, its
+        component's work included; past it the session's next request is refused and
+        the session ended, so no peer holds the server for longer than the operator
+        allows (0: no budget)."""
+        self.cpu_budget_s = cpu_budget_s
         if not 0 < max_peer_timeout_ns <= wire.MAX_PEER_TIMEOUT_LIMIT_NS:
             raise ValueError(f"max_peer_timeout_ns must be in (0, "
                              f"{wire.MAX_PEER_TIMEOUT_LIMIT_NS}], got {max_peer_timeout_ns}")
@@ -210,6 +217,7 @@ class Server:
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
         self.last_heard = time.monotonic()
         self.heartbeats = 0
+        self.session_cpu_s = 0.0
 
     def _end_session(self, why: str) -> None:
         log.info("%s: session ended (%s)", self.name, why)
@@ -257,7 +265,13 @@ class Server:
                 except zmq.Again:
                     frames = None
                 if frames is not None:
-                    self._handle(frames)
+                    if self.cpu_budget_s:
+                        t0 = time.thread_time()
+                        self._handle(frames)
+                        if frames[0] == self.peer:
+                            self.session_cpu_s += time.thread_time() - t0
+                    else:
+                        self._handle(frames)
                 elif self.peer is not None and self.peer_timeout_s > 0:
                     silent = time.monotonic() - self.last_heard
                     if silent > self.peer_timeout_s:
@@ -328,6 +342,15 @@ class Server:
                 return
         if identity == self.peer:
             self.last_heard = time.monotonic()
+            if self.cpu_budget_s and self.session_cpu_s > self.cpu_budget_s and \
+                    body not in ("describe", "heartbeat"):
+                self._reject(prefix, req.request_id, StepFailed(
+                    f"this session has used {self.session_cpu_s:.1f} s of this server's CPU, "
+                    f"more than its budget of {self.cpu_budget_s:g} s; the session is ended",
+                    fix="run shorter sessions, or ask the server's operator for a larger "
+                        "--session-cpu-budget"))
+                self._end_session("CPU budget used up")
+                return
         reply = None  # the Reply message, or for Step and StepBatch the encoded envelope:
         envelope = None  # those are built by hand (components/sdk/wire.py, hot-path encoding)
         attachments: list[Any] = []
@@ -466,10 +489,23 @@ class Server:
 
     def _step_batch(self, batch: lc.StepBatch, frames_in: list, frames_out: list) -> bytes:
         """Step every listed component in order; one failing does not stop the others.
-        Returns the encoded StepBatchResult."""
+        Returns the encoded StepBatchResult. A batch naming more steps than this
+        endpoint hosts components, or a component twice, is refused before anything is
+        stepped (INVALID_INPUT): a request cannot make the server step more often than
+        it serves members."""
         parts: list[bytes] = []
         names, hosts = self._instance_fields, self.hosts
-        for item in batch.steps:
+        items = batch.steps
+        if len(items) > len(hosts) or (
+                self.group and len({item.instance for item in items}) != len(items)):
+            raise PortError(
+                f"a StepBatch of {len(items)} steps"
+                + (" names a component twice" if len(items) <= len(hosts) else
+                   f" for an endpoint hosting {len(hosts)} component(s)"),
+                component=self.name,
+                fix="list each hosted component at most once per StepBatch "
+                    "(docs/protocol.md §6a)")
+        for item in items:
             instance = item.instance
             host = None
             try:
@@ -578,6 +614,19 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the largest frame (request, reply or attachment) accepted or "
                         "sent; a peer declaring a larger one is disconnected before anything "
                         f"is allocated (default {wire.DEFAULT_MAX_MESSAGE_BYTES})")
+    def budget(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = -1.0
+        if not 0 <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"expected seconds >= 0, got {text!r}")
+        return value
+
+    parser.add_argument("--session-cpu-budget", type=budget, default=0.0, metavar="SECONDS",
+                        help="CPU seconds one session may use (its component's steps "
+                        "included); past it the session is ended with an error, so no "
+                        "orchestrator can hold the server longer (default 0: no budget)")
     parser.add_argument("--max-peer-timeout", type=seconds, dest="max_peer_timeout_ns",
                         default=wire.DEFAULT_MAX_PEER_TIMEOUT_NS, metavar="SECONDS",
                         help="the longest peer timeout an orchestrator may ask for: a session "
@@ -588,7 +637,8 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
 def limit_argv(args: argparse.Namespace) -> list[str]:
     """The options of :func:`add_limit_arguments` as command-line arguments again."""
     return ["--max-message-bytes", str(args.max_message_bytes),
-            "--max-peer-timeout", repr(args.max_peer_timeout_ns * 1e-9)]
+            "--max-peer-timeout", repr(args.max_peer_timeout_ns * 1e-9),
+            "--session-cpu-budget", repr(args.session_cpu_budget)]
 
 
 def _die_with_parent() -> None:
@@ -658,7 +708,8 @@ def main(argv: list[str] | None = None) -> int:
         server = Server(cls, args.bind, components=components, once=args.once,
                         base_dir=args.base_dir, security=security,
                         max_message_bytes=args.max_message_bytes,
-                        max_peer_timeout_ns=args.max_peer_timeout_ns)
+                        max_peer_timeout_ns=args.max_peer_timeout_ns,
+                        cpu_budget_s=args.session_cpu_budget)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

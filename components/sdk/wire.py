@@ -47,6 +47,16 @@ this limit; a negative value or one above it is refused with INVALID_PARAMETER
 MAX_PEER_TIMEOUT_LIMIT_NS = 3600 * 10**9
 """The upper bound of ``--max-peer-timeout`` (1 h)."""
 
+MAX_PORT_VALUES = 65_536
+"""The most PortValues one Step (or Initialize) may carry: an ordinary input takes one,
+a queued input every message since the previous step, so this bounds what decoding
+one request can cost (refused with INVALID_INPUT above it; docs/protocol.md §2)."""
+MAX_PARAMETERS = 1024
+"""The most parameters one Configure (or one Step's tunable changes) may carry."""
+MAX_PROBLEMS = 20
+"""The most problems an Error lists (the rest are counted): an answer stays small
+whatever a request holds."""
+
 _CLASSES: dict[str, type[Message]] = {}
 
 
@@ -266,6 +276,10 @@ def build_parameters(
 ) -> Any:
     """Validate ``given`` against the Parameters dataclass; report every problem at once.
     Relative ``Path`` parameters are taken from ``base_dir`` (see coerce_parameter)."""
+    if len(given) > MAX_PARAMETERS:
+        raise ParameterError(
+            f"{len(given)} parameters given, more than {MAX_PARAMETERS}",
+            component=component, fix="give only the parameters the component declares")
     fields = {f.name: f for f in dataclasses.fields(params_cls)}
     types = _field_types(params_cls)
     problems: list[str] = []
@@ -287,6 +301,8 @@ def build_parameters(
             problems.append(f"missing required parameter '{name}'")
     if problems:
         known = ", ".join(fields) or "none"
+        if len(problems) > MAX_PROBLEMS:
+            problems[MAX_PROBLEMS:] = [f"and {len(problems) - MAX_PROBLEMS} more"]
         raise ParameterError(
             "; ".join(problems),
             component=component,
