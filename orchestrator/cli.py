@@ -111,10 +111,16 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--bind", required=True, metavar="ENDPOINT", help="e.g. tcp://*:5555")
     s.add_argument("--once", action="store_true", help="exit after one session")
     s.add_argument("--base-dir", metavar="DIR",
-                   help="folder for relative file.py entries and file-path parameters "
-                   "(default: the current folder)")
-    from moonpool.components.sdk.serve import add_limit_arguments, add_security_arguments
+                   help="the served folder: relative file.py entries, and every file "
+                   "parameter an orchestrator gives must lie inside it (default: the current "
+                   "folder)")
+    from moonpool.components.sdk.serve import (
+        add_confinement_arguments,
+        add_limit_arguments,
+        add_security_arguments,
+    )
 
+    add_confinement_arguments(s)
     add_limit_arguments(s)
     add_security_arguments(s)
 
@@ -401,6 +407,10 @@ def cmd_serve(args) -> int:
         argv.append("--once")
     if args.base_dir:
         argv += ["--base-dir", args.base_dir]
+    if args.confine:
+        argv += ["--confine", args.confine]
+    for device in args.device:
+        argv += ["--device", device]
     if args.key:
         argv += ["--key", args.key]
     for allowed in args.allow:

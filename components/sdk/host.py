@@ -44,6 +44,7 @@ _log = logging.getLogger("moonpool.host")
 
 from . import wire
 from .component import Attached, Component
+from .confine import Confinement
 from .errors import (
     ComponentError,
     LifecycleError,
@@ -85,9 +86,13 @@ class Output:
 class ComponentHost:
     """Hosts one component instance (see the module docstring)."""
 
-    def __init__(self, component: Component, base_dir: str | Path | None = None) -> None:
+    def __init__(self, component: Component, base_dir: str | Path | None = None,
+                 confinement: Confinement | None = None) -> None:
         """``base_dir``: the folder relative ``Path`` parameters are taken from (the
-        rig file's folder; ``moonpool serve --base-dir``); None: the current folder."""
+        rig file's folder); None: the current folder. ``confinement``: a served
+        component's (``moonpool serve``): path parameters must stay inside its folder
+        and devices be allowed ones (confine.py); it replaces ``base_dir``."""
+        self.confinement = confinement
         if not isinstance(component, Component):
             raise TypeError(f"{component!r} is not a moonpool Component")
         self.component = component
@@ -126,7 +131,8 @@ class ComponentHost:
         name = msg.instance_name or self.name
         cls = type(self.component)
         given = {p.name: wire.from_parameter_value(p.value) for p in msg.parameters}
-        params = wire.build_parameters(cls.Parameters, given, component=name, base_dir=self.base_dir)
+        params = wire.build_parameters(cls.Parameters, given, component=name,
+                                       base_dir=self.base_dir, confinement=self.confinement)
         self.name = name
         self.component.name = name
         self.component.seed = int(msg.seed)

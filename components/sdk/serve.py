@@ -41,6 +41,7 @@ from moonpool.v1 import lifecycle_pb2 as lc
 
 from . import wire
 from .component import Component
+from .confine import Confinement
 from .errors import (
     ComponentError,
     EntryError,
@@ -139,6 +140,7 @@ class Server:
         max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
         max_peer_timeout_ns: int = wire.DEFAULT_MAX_PEER_TIMEOUT_NS,
         cpu_budget_s: float = 0.0,
+        confinement: Confinement | None = None,
     ) -> None:
         """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
         a peer declaring a larger one is disconnected before anything is allocated).
@@ -149,6 +151,9 @@ class Server:
         the session ended, so no peer holds the server for longer than the operator
         allows (0: no budget)."""
         self.cpu_budget_s = cpu_budget_s
+        self.confinement = confinement
+        """Where the path parameters of the hosted components may point (``moonpool
+        serve``; confine.py), or None: anywhere (components spawned from a local rig)."""
         if not 0 < max_peer_timeout_ns <= wire.MAX_PEER_TIMEOUT_LIMIT_NS:
             raise ValueError(f"max_peer_timeout_ns must be in (0, "
                              f"{wire.MAX_PEER_TIMEOUT_LIMIT_NS}], got {max_peer_timeout_ns}")
@@ -211,7 +216,8 @@ class Server:
 
     def _new_session(self) -> None:
         self.hosts = {
-            key: ComponentHost(f(), base_dir=self.base_dir) for key, f in self.factories.items()
+            key: ComponentHost(f(), base_dir=self.base_dir, confinement=self.confinement)
+            for key, f in self.factories.items()
         }
         self.peer: bytes | None = None
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
@@ -634,6 +640,18 @@ def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
                         f"(default {wire.DEFAULT_MAX_PEER_TIMEOUT_NS // 10**9} s)")
 
 
+def add_confinement_arguments(parser: argparse.ArgumentParser) -> None:
+    """--confine, --device (shared by `moonpool serve`; components/sdk/confine.py)."""
+    parser.add_argument("--confine", metavar="DIR",
+                        help="the served folder: every file parameter, taken from --base-dir, "
+                        "must resolve inside it (default: --base-dir itself)")
+    parser.add_argument("--device", action="append", default=[], metavar="PATH_OR_URL",
+                        help="a device a component may open although it is not in the served "
+                        "folder (a serial port /dev/ttyACM0, a camera /dev/video0, a pyserial "
+                        "URL), exactly as the orchestrator will name it (repeatable); no "
+                        "other device is opened")
+
+
 def limit_argv(args: argparse.Namespace) -> list[str]:
     """The options of :func:`add_limit_arguments` as command-line arguments again."""
     return ["--max-message-bytes", str(args.max_message_bytes),
@@ -666,7 +684,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="host a group: one component instance per flag (instead of ENTRY)")
     parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
     parser.add_argument("--once", action="store_true", help="exit after one session")
-    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
+    parser.add_argument("--base-dir", default=None,
+                        help="the served folder: relative file.py entries, and every file "
+                        "parameter an orchestrator gives must lie inside it")
+    add_confinement_arguments(parser)
+    parser.add_argument("--unconfined", action="store_true",
+                        help="path parameters may point anywhere, relative ones from "
+                        "--base-dir: only for a component the orchestrator spawns from a "
+                        "rig on this machine (never for an endpoint others reach)")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
     parser.add_argument("--log-level", default="INFO")
     add_limit_arguments(parser)
@@ -700,6 +725,13 @@ def main(argv: list[str] | None = None) -> int:
     except EntryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    confinement = None
+    if not args.unconfined:
+        try:
+            confinement = Confinement.of(args.base_dir, args.confine, args.device)
+        except ValueError as exc:
+            print(f"error: --base-dir must lie inside --confine: {exc}", file=sys.stderr)
+            return 2
     security, problem = security_from_args(args, args.bind)
     if problem:
         print(f"error: {problem}", file=sys.stderr)
@@ -709,7 +741,8 @@ def main(argv: list[str] | None = None) -> int:
                         base_dir=args.base_dir, security=security,
                         max_message_bytes=args.max_message_bytes,
                         max_peer_timeout_ns=args.max_peer_timeout_ns,
-                        cpu_budget_s=args.session_cpu_budget)
+                        cpu_budget_s=args.session_cpu_budget,
+                        confinement=confinement)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

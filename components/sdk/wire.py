@@ -24,6 +24,7 @@ import moonpool.v1  # noqa: F401  (registers every moonpool.v1 type in the defau
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .component import Component, Port
+from .confine import Confinement
 from .errors import ParameterError, PortError, ProtocolError
 
 PROTOCOL_VERSION = lc.PROTOCOL_VERSION_1
@@ -190,14 +191,17 @@ def from_parameter_value(pv: lc.ParameterValue) -> Any:
 
 
 def coerce_parameter(
-    name: str, annotation: Any, value: Any, base_dir: str | Path | None = None
+    name: str, annotation: Any, value: Any, base_dir: str | Path | None = None,
+    confinement: Confinement | None = None, device: bool = False,
 ) -> Any:
     """Convert a raw value to the declared type of parameter ``name``, or raise
     ParameterError saying what was expected.
 
     A parameter annotated ``pathlib.Path`` is a file path: a relative path is taken
-    from ``base_dir`` (the rig file's folder, or ``moonpool serve --base-dir``).
-    ``Path | None`` is an optional file path: "" or None give None.
+    from ``base_dir`` (the rig file's folder). ``Path | None`` is an optional file path:
+    "" or None give None. With a ``confinement`` (a served component, ``moonpool
+    serve``) the path must lie inside its folder, and a ``device`` parameter (declared
+    ``param(..., device=True)``) must be a device it allows (components/sdk/confine.py).
     """
     if _is_optional_path(annotation):
         if value is None or value == "":
@@ -211,10 +215,14 @@ def coerce_parameter(
                 f"parameter '{name}' expects a file path (a string), got {value!r}",
                 fix=f"set {name} to a path, relative to the rig file's folder",
             )
+        if confinement is not None:
+            return confinement.path(name, value)
         path = Path(value).expanduser()
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
         return path
+    if device and confinement is not None and isinstance(value, str):
+        return confinement.device(name, value)
     ptype = _parameter_type(annotation)
     bad = ParameterError(
         f"parameter '{name}' expects {_type_word(ptype)}, got {value!r}",
@@ -273,9 +281,11 @@ def build_parameters(
     given: Mapping[str, Any],
     component: str = "",
     base_dir: str | Path | None = None,
+    confinement: Confinement | None = None,
 ) -> Any:
     """Validate ``given`` against the Parameters dataclass; report every problem at once.
-    Relative ``Path`` parameters are taken from ``base_dir`` (see coerce_parameter)."""
+    Relative ``Path`` parameters are taken from ``base_dir``; with a ``confinement``
+    path and device parameters must stay within it (see coerce_parameter)."""
     if len(given) > MAX_PARAMETERS:
         raise ParameterError(
             f"{len(given)} parameters given, more than {MAX_PARAMETERS}",
@@ -293,8 +303,8 @@ def build_parameters(
         if name in given:
             try:
                 values[name] = coerce_parameter(
-                    name, types.get(name, Any), given[name], base_dir
-                )
+                    name, types.get(name, Any), given[name], base_dir, confinement,
+                    bool(f.metadata.get("device")))
             except ParameterError as exc:
                 problems.append(exc.message)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
