@@ -131,6 +131,13 @@ def _parser() -> argparse.ArgumentParser:
     kg.add_argument("--dir", type=Path, default=Path("."), help="folder (default: here)")
     kg.add_argument("--force", action="store_true", help="replace an existing pair")
 
+    rc = sub.add_parser("recover", help="index a recording cut short (a killed run, a full "
+                        "disk) so that every tool opens it (docs/recordings.md)")
+    rc.add_argument("recording", type=Path, help="a run's recording.mcap")
+    rc.add_argument("-o", "--output", type=Path, metavar="FILE",
+                    help="write the whole recording here (default: replace the input, "
+                    "atomically, once the new file is complete)")
+
     x = sub.add_parser("export", help="a recording's messages as tables: one CSV or Parquet "
                        "file per topic (docs/recordings.md)")
     x.add_argument("recording", type=Path, help="a run's recording.mcap")
@@ -516,6 +523,31 @@ def cmd_export(args) -> int:
     return EXIT_OK
 
 
+def cmd_recover(args) -> int:
+    from moonpool.components.sdk.errors import MoonpoolError, RecordingFailed
+
+    from .recording import recover
+
+    if not args.recording.is_file():
+        print(f"error: no recording at {args.recording} (fix: give a run's recording.mcap)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        done = recover(args.recording, args.output)
+    except RecordingFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except MoonpoolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    how = ("it was already complete; copied with its index" if done.complete else
+           "it had no index; now it has one")
+    cut = (f"; {done.dropped_bytes} bytes of a cut record at its end left out"
+           if done.dropped_bytes else "")
+    print(f"{done.path}: {done.messages} messages ({how}{cut})")
+    return EXIT_OK
+
+
 def cmd_fmu(args) -> int:
     import subprocess
 
@@ -546,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_sweep(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
                "fmu": cmd_fmu, "keys": cmd_keys, "conformance": cmd_conformance,
-               "export": cmd_export}
+               "export": cmd_export, "recover": cmd_recover}
     return handler[args.command](args)
 
 

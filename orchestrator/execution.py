@@ -243,6 +243,7 @@ class Execution:
         # have been sent, so hashing and recording overlap with the components' work
         # instead of delaying their next step. The order is the same.
         self._write = observer.write
+        self._observer_idle = getattr(observer, "idle", None)
         self._pending: list[Any] = []  # write arguments (tuples) and _Holes, in order
         self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
         self._busy: dict[int, list[_Hole]] = {}  # id(connection) -> its holes
@@ -364,8 +365,11 @@ class Execution:
     # -- stepping ------------------------------------------------------------------
 
     def _idle(self) -> None:
-        """Run while waiting on a slow component: keep the others alive."""
+        """Run while waiting on a slow component: keep the others alive (and let the
+        observer write out what it holds, e.g. the recorder's open chunk)."""
         now = time.monotonic()
+        if self._observer_idle is not None:
+            self._observer_idle(now)
         if self._holes:
             self._sweep(now)
         for a in self._connections:

@@ -252,6 +252,11 @@ class Interrupted(SimulationError):
     """The run was stopped by a signal (Ctrl-C or SIGTERM)."""
 
 
+class RecordingFailed(SimulationError):
+    """The recording could not be written (a full disk, a file system error): the run
+    stops; what was written before stays readable."""
+
+
 def describe_problems(problems: Sequence[Problem]) -> str:
     """Render problems one per line (for the CLI)."""
     return "\n".join(str(p) for p in problems)
