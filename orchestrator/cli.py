@@ -114,7 +114,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="the served folder: relative file.py entries, and every file "
                    "parameter an orchestrator gives must lie inside it (default: the current "
                    "folder)")
-    from moonpool.components.sdk.serve import (
+    from moonpool.components.sdk.serve_cli import (
         add_confinement_arguments,
         add_limit_arguments,
         add_security_arguments,
@@ -407,7 +407,7 @@ def cmd_check(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from moonpool.components.sdk import serve
+    from moonpool.components.sdk import serve_cli as serve
 
     argv = [args.entry, "--bind", args.bind, "--log-level", args.log_level]
     if args.once:

@@ -67,6 +67,7 @@ def test_sigkill_loses_at_most_the_last_second(tmp_path):
     second_before = reached(stamps, killed - 1.0)
     assert second_before is not None and second_before > 10**9
     messages = list(read_recording(out / "recording.mcap"))
+    assert messages, "no message could be recovered"
     last = max(m.log_time_ns for m in messages)
     print(f"\nkilled at t = {reached(stamps, killed) * 1e-9:.2f} s (simulated, real time): "
           f"{len(messages)} messages recovered, the last at {last * 1e-9:.2f} s; one "

@@ -139,10 +139,18 @@ def test_authorised_oversize_frame_is_refused_clearly(served):
     security.apply(sock)
     sock.connect(endpoint)
     idle = _rss_mb(proc.pid)
+    time.sleep(0.5)
+    closed = log.read_text().count("a connection closed")
     try:
         sock.send(b"\0" * (40 * MB))
         time.sleep(1.0)
         assert _rss_mb(proc.pid) - idle < 30
+        # The server dropped it (this side has not closed): the log says so, naming the
+        # limit (a frame dropped for size left no line before).
+        lines = log.read_text().split("\n")
+        dropped = [x for x in lines if "a connection closed" in x]
+        assert len(dropped) > closed, lines[-5:]
+        assert f"--max-message-bytes ({wire.DEFAULT_MAX_MESSAGE_BYTES} bytes)" in dropped[-1]
     finally:
         sock.close(0)
     assert _describe(endpoint, keys).HasField("description")
