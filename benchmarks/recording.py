@@ -5,12 +5,13 @@ much of a run a SIGKILL leaves recoverable.
     .venv/bin/python benchmarks/recording.py [--until 120] [--repeat 3] [--kill-after 10]
 
 1. **Overhead.** The quickstart for ``--until`` simulated seconds, flat out, in this
-   process (``run_rig``), once without a recording (``run.record = false``: the digest is
-   still computed) and once per (chunk size, flush interval), the recorder swapped for
-   one with those settings; each ``--repeat`` times, interleaved, the least CPU time
-   (``time.process_time``) kept. Prints per setting: recording overhead = CPU with
-   recording / CPU without − 1, file size, chunks written and wall seconds per chunk
-   (how long the open chunk stays in memory: what a crash can lose).
+   process without a recording (``run.record = false``: the digest is still computed):
+   its CPU time (least of ``--repeat``) and message rate. Then the recorder alone,
+   per (chunk size, flush interval), writes that run's messages with its clock
+   advancing at the run's message rate (so the flushes fall as in the run, and the
+   load of a shared machine does not blur the comparison): its CPU time against the
+   run's is the recording overhead. Also the file size, the chunks written and how
+   long (wall) a chunk stays open at most: what a crash can lose.
 2. **SIGKILL.** ``moonpool run`` of the quickstart (plus a component noting the wall clock
    of every simulated instant, tests/support/wallclock.py) killed with SIGKILL after
    ``--kill-after`` seconds, in real time (the case the issue reported: nothing
@@ -22,7 +23,6 @@ much of a run a SIGKILL leaves recoverable.
 from __future__ import annotations
 
 import argparse
-import functools
 import os
 import signal
 import subprocess
@@ -39,55 +39,74 @@ CHUNKS_KIB = (32, 64, 256, 1024)
 FLUSHES_S = (0.1, 0.5, 1.0, None)  # None: only when full (before issue 24)
 
 
-def _run(until_s: float, out: Path, recorder=None, record: bool = True) -> tuple[float, float]:
-    """(CPU s, wall s) of one in-process quickstart run."""
-    from moonpool.orchestrator import run as run_mod
-    from moonpool.orchestrator.recording import Recorder
+def _baseline(until_s: float, repeat: int, work: Path) -> tuple[float, int, float]:
+    """(CPU s, messages, wall s) of the quickstart run in this process without recording
+    (the digest is still computed), the least CPU of ``repeat`` runs; and its recording
+    (one more run, with it) in work/stream: the messages replayed below."""
     from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
 
-    rig = load_and_check(ROOT / "rigs" / "quickstart.toml",
-                         ["run.plots=false", f"run.record={'true' if record else 'false'}"],
-                         until_s=until_s)
-    run_mod.Recorder = recorder or Recorder
-    try:
+    best = (float("inf"), 0, 0.0)
+    for r in range(repeat):
+        rig = load_and_check(ROOT / "rigs" / "quickstart.toml",
+                             ["run.plots=false", "run.record=false"], until_s=until_s)
         c0, w0 = time.process_time(), time.perf_counter()
-        result = run_mod.run_rig(rig, out)
-        cpu, wall = time.process_time() - c0, time.perf_counter() - w0
-    finally:
-        run_mod.Recorder = Recorder
-    assert result.summary["status"] == "ok", result.summary["error"]
-    return cpu, wall
+        summary = run_rig(rig, work / f"none-{r}").summary
+        best = min(best, (time.process_time() - c0, summary["messages"],
+                          time.perf_counter() - w0))
+    rig = load_and_check(ROOT / "rigs" / "quickstart.toml", ["run.plots=false"],
+                         until_s=until_s)
+    assert run_rig(rig, work / "stream").summary["status"] == "ok"
+    return best
 
 
 def overhead(until_s: float, repeat: int, work: Path) -> None:
+    """The recorder alone, fed the run's messages at the run's own message rate (its
+    clock replaced by one advancing 1/rate per message), against the CPU the whole run
+    spends per message without recording."""
     from mcap.reader import make_reader
 
-    from moonpool.orchestrator.recording import Recorder
+    from moonpool.orchestrator.recording import Recorder, read_recording, recording_info
+    from moonpool.orchestrator.recording import writer as writer_mod
 
-    settings = [(c, f) for c in CHUNKS_KIB for f in FLUSHES_S]
-    best: dict = {}
-    for r in range(repeat):
-        base = _run(until_s, work / f"none-{r}", record=False)
-        best["none"] = min(best.get("none", (1e9, 0)), base)
-        for chunk, flush in settings:
-            out = work / f"c{chunk}-f{flush}-{r}"
-            rec = functools.partial(Recorder, chunk_size=chunk * 1024,
-                                    flush_interval_s=flush if flush else 1e9)
-            cpu_wall = _run(until_s, out, rec)
-            best[chunk, flush] = min(best.get((chunk, flush), (1e9, 0)), cpu_wall)
-    cpu0 = best["none"][0]
-    print(f"quickstart {until_s:g} s flat out; without recording {cpu0:.2f} s CPU "
-          f"(best of {repeat}); load: {os.getloadavg()[0]:.1f}")
-    print("| chunk | flush every | overhead (CPU) | file | chunks | wall s per chunk |")
-    print("| --- | --- | --- | --- | --- | --- |")
-    for chunk, flush in settings:
-        cpu, wall = best[chunk, flush]
-        path = work / f"c{chunk}-f{flush}-0" / "recording.mcap"
-        with open(path, "rb") as f:
-            chunks = make_reader(f).get_summary().statistics.chunk_count
-        print(f"| {chunk} KiB | {f'{flush:g} s' if flush else 'when full'} | "
-              f"{100 * (cpu / cpu0 - 1):+.1f} % | {path.stat().st_size / 1e3:.0f} kB | {chunks} | "
-              f"{wall / max(chunks, 1):.2f} |")
+    cpu0, count, wall0 = _baseline(until_s, repeat, work)
+    rate = count / wall0
+    stream = work / "stream" / "recording.mcap"
+    types = recording_info(stream).topics
+    messages = [(m.topic, m.log_time_ns, m.payload) for m in read_recording(stream)]
+    per_message0 = cpu0 / count
+    print(f"quickstart {until_s:g} s flat out without recording: {count} messages, "
+          f"{cpu0:.2f} s CPU ({1e6 * per_message0:.1f} us per message), {rate:.0f} "
+          f"messages per wall second; load {os.getloadavg()[0]:.1f}")
+    print("| chunk | flush every | recorder CPU per message | overhead on the run | file | "
+          "chunks | open chunk at most (wall) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    real_clock = writer_mod.time.monotonic
+    for chunk in CHUNKS_KIB:
+        for flush in FLUSHES_S:
+            best = float("inf")
+            for r in range(repeat):
+                clock = iter(range(len(messages) * 4 + 100))
+                writer_mod.time.monotonic = lambda: next(clock) / rate  # noqa: B023
+                path = work / f"c{chunk}-f{flush}-{r}.mcap"
+                try:
+                    c0 = time.process_time()
+                    rec = Recorder(path, chunk_size=chunk * 1024,
+                                   flush_interval_s=flush if flush else 1e9)
+                    ids = {t: rec.add_topic(t, types[t]) for t in types}
+                    for topic, t_ns, payload in messages:
+                        rec.write(ids[topic], t_ns, payload)
+                    rec.close()
+                    best = min(best, time.process_time() - c0)
+                finally:
+                    writer_mod.time.monotonic = real_clock
+            with open(path, "rb") as f:
+                chunks = make_reader(f).get_summary().statistics.chunk_count
+            span = len(messages) / rate
+            print(f"| {chunk} KiB | {f'{flush:g} s' if flush else 'when full'} | "
+                  f"{1e6 * best / len(messages):.2f} us | "
+                  f"{100 * best / cpu0:.1f} % | {path.stat().st_size / 1e3:.0f} kB | {chunks} | "
+                  f"{span / max(chunks, 1):.2f} s |")
 
 
 def _clock_rig(work: Path) -> tuple[Path, Path]:
@@ -141,7 +160,7 @@ def sigkill(kill_after_s: float, realtime: bool, work: Path) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--until", type=float, default=120.0)
+    ap.add_argument("--until", type=float, default=300.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kill-after", type=float, default=10.0)
     ap.add_argument("--skip-overhead", action="store_true")
