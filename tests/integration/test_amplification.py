@@ -12,15 +12,13 @@ A real `moonpool serve` on a loopback port; CPU and memory read from /proc."""
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import zmq
+from served import serve_process
 
-from conftest import ROOT
 from moonpool.components.sdk import wire
 from moonpool.v1 import lifecycle_pb2 as lc
 
@@ -38,19 +36,11 @@ def _proc(pid: int) -> tuple[float, float]:
 
 
 class _Served:
+    """`moonpool serve ENTRY OPTIONS` and a request at a time to it."""
+
     def __init__(self, tmp_path: Path, entry: str, *options: str) -> None:
-        self.log = tmp_path / "serve.log"
-        with open(self.log, "w") as f:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO",
-                 "serve", entry, "--bind", "tcp://127.0.0.1:*", *options],
-                cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, env=dict(os.environ))
-        deadline = time.monotonic() + 30
-        while "serving" not in self.log.read_text():
-            assert self.proc.poll() is None and time.monotonic() < deadline, self.log.read_text()
-            time.sleep(0.05)
-        line = next(x for x in self.log.read_text().splitlines() if "serving" in x)
-        self.endpoint = line.split(" on ", 1)[1].split(" ", 1)[0]
+        self.server = serve_process(tmp_path, entry, *options)
+        self.proc, self.endpoint = self.server.proc, self.server.endpoint
         self.rid = 0
 
     def socket(self) -> zmq.Socket:
@@ -70,9 +60,7 @@ class _Served:
         return lc.Reply.FromString(frames[0]), sum(len(f) for f in frames)
 
     def close(self) -> str:
-        self.proc.terminate()
-        self.proc.wait(10)
-        return self.log.read_text()
+        return self.server.close()
 
 
 def _configure(**params) -> lc.Configure:

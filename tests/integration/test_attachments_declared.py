@@ -8,30 +8,22 @@ declares ``attachment`` (Port(..., attachment=True), PortSpec.attachment)."""
 
 from __future__ import annotations
 
-import threading
-
 import zmq
+from served import replaced, run_against, serving
 
 from moonpool.components.sdk import wire
 from moonpool.v1 import lifecycle_pb2 as lc
 from moonpool.v1 import signals_pb2
 
 
-def _serve(factory, wrap=None):
-    from moonpool.components.sdk.serve import Server
-
-    server = Server(factory, "tcp://127.0.0.1:*", context=zmq.Context())
-    if wrap is not None:
-        server.sock = wrap(server.sock)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    return server, thread
-
-
 def test_an_attachment_on_a_plain_input_is_invalid_input_and_changes_nothing():
     from probes import Probe
 
-    server, thread = _serve(Probe)
+    with serving(Probe) as server:
+        _plain_input_attachment(server)
+
+
+def _plain_input_attachment(server) -> None:
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     sock.connect(server.bound_endpoint)
@@ -64,25 +56,14 @@ def test_an_attachment_on_a_plain_input_is_invalid_input_and_changes_nothing():
         assert reply.step_result.outputs[0].port == "seen"
     finally:
         sock.close(0)
-        server.stop()
-        thread.join(5)
 
 
-class _AttachingSocket:
-    """A ROUTER socket that adds an attachment to the first output of every StepResult."""
-
-    def __init__(self, sock: zmq.Socket) -> None:
-        self._sock = sock
-
-    def __getattr__(self, name: str):
-        return getattr(self._sock, name)
-
-    def send_multipart(self, frames, copy=True):
-        reply = lc.Reply.FromString(bytes(frames[-1]))
-        if reply.WhichOneof("body") == "step_result" and reply.step_result.outputs:
-            reply.step_result.outputs[0].attachment = 1
-            frames = [*frames[:-1], wire.serialize(reply), b"\0" * 1000]
-        return self._sock.send_multipart(frames, copy=copy)
+def _attaching(reply: lc.Reply, frames: list) -> list:
+    """A rewrite: the first output of every StepResult gets an attachment."""
+    if reply.WhichOneof("body") != "step_result" or not reply.step_result.outputs:
+        return frames
+    reply.step_result.outputs[0].attachment = 1
+    return replaced(frames, reply, b"\0" * 1000)
 
 
 RIG = """
@@ -105,18 +86,9 @@ to = "probe.in"
 def test_the_orchestrator_blames_the_sender_of_an_undeclared_attachment(tmp_path):
     from probes import Count
     from moonpool.orchestrator.recording import read_recording
-    from moonpool.orchestrator.rigfile import load_and_check
-    from moonpool.orchestrator.run import run_rig
 
-    server, thread = _serve(Count, _AttachingSocket)
-    try:
-        rig = tmp_path / "rig.toml"
-        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
-        result = run_rig(load_and_check(rig), tmp_path / "out")
-    finally:
-        server.stop()
-        thread.join(5)
-    s = result.summary
+    with serving(Count, _attaching) as server:
+        s = run_against(server, RIG, tmp_path)
     assert s["status"] == "failed" and s["failed_component"] == "far", s
     assert "attachment on output 'out'" in s["error"], s["error"]
     assert all(m.attachment is None for m in read_recording(tmp_path / "out" / "recording.mcap"))

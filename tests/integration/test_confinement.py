@@ -14,10 +14,6 @@ serve` process and drives it over a socket."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
-import time
 import typing
 from pathlib import Path
 
@@ -25,8 +21,8 @@ import cv2
 import numpy as np
 import pytest
 import zmq
+from served import serve_process
 
-from conftest import ROOT
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.confine import Confinement
 from moonpool.components.sdk.errors import ParameterError
@@ -125,12 +121,7 @@ def test_a_served_camera_shows_only_the_images_of_its_folder(tmp_path, place):
     cv2.imwrite(str(served / "frames" / "a.png"), _image(40))
     (outside / "private").mkdir()
     cv2.imwrite(str(outside / "private" / "b.png"), _image(200))
-    log = tmp_path / "serve.log"
-    with open(log, "w") as f:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "moonpool.orchestrator.cli", "serve", "devices.camera",
-             "--bind", "tcp://127.0.0.1:*", "--base-dir", str(served)],
-            cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, env=dict(os.environ))
+    server = serve_process(tmp_path, "devices.camera", "--base-dir", str(served))
     sock = zmq.Context.instance().socket(zmq.DEALER)
     sock.setsockopt(zmq.LINGER, 0)
     rid = 0
@@ -152,11 +143,7 @@ def test_a_served_camera_shows_only_the_images_of_its_folder(tmp_path, place):
         return call("configure", msg)[0]
 
     try:
-        deadline = time.monotonic() + 30
-        while "serving" not in log.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        sock.connect(log.read_text().split("serving", 1)[1].split(" on ", 1)[1].split(" ")[0])
+        sock.connect(server.endpoint)
         for source in (str(outside / "private"), "../outside/private", "out/private"):
             reply = configure(source)
             assert reply.error.code == lc.ERROR_CODE_INVALID_PARAMETER, (source, reply)
@@ -170,6 +157,5 @@ def test_a_served_camera_shows_only_the_images_of_its_folder(tmp_path, place):
         call("terminate", lc.Terminate())
     finally:
         sock.close(0)
-        proc.terminate()
-        proc.wait(10)
-    assert "Traceback" not in log.read_text()
+        log = server.close()
+    assert "Traceback" not in log

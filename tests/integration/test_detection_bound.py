@@ -11,10 +11,9 @@ nothing more) after its second Step reply: the link cut, without a namespace."""
 
 from __future__ import annotations
 
-import threading
 import time
 
-import zmq
+from served import run_against, serving
 
 from moonpool.v1 import lifecycle_pb2 as lc
 
@@ -45,45 +44,29 @@ at_step = -1
 
 
 class _FallsSilent:
-    """A ROUTER socket that sends nothing after the ``after``-th Step reply (and notes
-    when it fell silent)."""
+    """A rewrite: nothing is sent after the ``after``-th Step reply (and when the
+    silence began is noted)."""
 
-    def __init__(self, sock: zmq.Socket, after: int) -> None:
-        self._sock, self._left, self.silent_since = sock, after, None
+    def __init__(self, after: int) -> None:
+        self.left, self.silent_since = after, None
 
-    def __getattr__(self, name: str):
-        return getattr(self._sock, name)
-
-    def send_multipart(self, frames, copy=True):
+    def __call__(self, reply: lc.Reply, frames: list) -> list | None:
         if self.silent_since is not None:
             return None
-        reply = lc.Reply.FromString(bytes(frames[-1]))
         if reply.WhichOneof("body") == "step_result":
-            self._left -= 1
-            if self._left == 0:
+            self.left -= 1
+            if self.left == 0:
                 self.silent_since = time.monotonic()
-        return self._sock.send_multipart(frames, copy=copy)
+        return frames
 
 
 def test_silence_between_steps_is_detected_by_the_heartbeat_not_the_next_step(tmp_path):
     from faulty import Healthy
-    from moonpool.components.sdk.serve import Server
-    from moonpool.orchestrator.rigfile import load_and_check
-    from moonpool.orchestrator.run import run_rig
 
-    server = Server(Healthy, "tcp://127.0.0.1:*", context=zmq.Context())
-    silent = server.sock = _FallsSilent(server.sock, after=2)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        rig = tmp_path / "rig.toml"
-        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
-        result = run_rig(load_and_check(rig), tmp_path / "out")
+    silent = _FallsSilent(after=2)
+    with serving(Healthy, silent) as server:
+        s = run_against(server, RIG, tmp_path)
         detected = time.monotonic()
-    finally:
-        server.stop()
-        thread.join(5)
-    s = result.summary
     took = detected - silent.silent_since
     print(f"\nsilent between steps: run ended {took:.2f} s after the silence began "
           f"(bound heartbeat_interval + peer_timeout = {HEARTBEAT_S + PEER_TIMEOUT_S:g} s); "

@@ -10,6 +10,7 @@ import time
 
 import pytest
 import zmq
+from served import serve_process
 
 from conftest import RIGS, ROOT, moonpool
 
@@ -66,19 +67,9 @@ def test_a_squatter_cannot_hold_a_server_nor_be_blamed(tmp_path, peer_timeout_ns
     from moonpool.orchestrator.run import run_rig
     from moonpool.v1 import lifecycle_pb2 as lc
 
-    log = tmp_path / "serve.log"
-    with open(log, "w") as f:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
-             "faulty:Healthy", "--bind", "tcp://127.0.0.1:*", "--max-peer-timeout", "1.5"],
-            cwd=ROOT, stdout=f, stderr=subprocess.STDOUT, env=dict(os.environ))
+    server = serve_process(tmp_path, "faulty:Healthy", "--max-peer-timeout", "1.5")
+    endpoint, log = server.endpoint, server.log
     try:
-        deadline = time.monotonic() + 30
-        while "serving" not in log.read_text():
-            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        line = next(x for x in log.read_text().splitlines() if "serving" in x)
-        endpoint = line.split(" on ", 1)[1].split(" ", 1)[0]
         squatter = zmq.Context.instance().socket(zmq.DEALER)
         squatter.setsockopt(zmq.LINGER, 0)
         squatter.connect(endpoint)
@@ -109,6 +100,5 @@ def test_a_squatter_cannot_hold_a_server_nor_be_blamed(tmp_path, peer_timeout_ns
         ok = run_rig(load_and_check(rig), tmp_path / "ok").summary
         assert ok["status"] == "ok", ok
     finally:
-        server.terminate()
-        server.wait(10)
-    assert "Traceback" not in log.read_text()
+        text = server.close()
+    assert "Traceback" not in text
