@@ -76,12 +76,24 @@ def test_a_million_item_step_batch_is_refused_before_anything_is_stepped(tmp_pat
     try:
         assert served.call(sock, "configure", _configure(at_step=-1))[0].HasField("ack")
         assert served.call(sock, "initialize", lc.Initialize())[0].HasField("initialized")
-        batch = lc.StepBatch()
-        for k in range(1_000_000):
-            batch.steps.add(instance="", step=lc.Step(time_ns=10 * k, step_ns=10))
-        size = len(wire.serialize(lc.Request(step_batch=batch)))
+        # The attack's request, encoded by hand (a million protobuf objects here would
+        # cost the test what it costs the server): InstanceStep{instance "", Step{t, dt}}.
+        step = wire.K_TIME + wire.varint(10**9) + wire.K_STEP_NS + wire.varint(10)
+        item = wire.K_ITEM_BODY + wire.varint(len(step)) + step
+        served.rid += 1
+
+        def envelope(n: int) -> bytes:
+            batch = (wire.K_ITEM + wire.varint(len(item)) + item) * n
+            return b"".join((wire.request_head(served.rid), wire.K_STEP_BATCH,
+                             wire.varint(len(batch)), batch))
+
+        assert len(lc.Request.FromString(envelope(3)).step_batch.steps) == 3  # well formed
+        size = len(envelope(1_000_000))
         cpu0, _ = _proc(served.proc.pid)
-        reply, reply_bytes = served.call(sock, "step_batch", batch)
+        sock.send(envelope(1_000_000))
+        assert sock.poll(120_000), "no answer to the StepBatch"
+        frames = sock.recv_multipart()
+        reply, reply_bytes = lc.Reply.FromString(frames[0]), sum(len(f) for f in frames)
         cpu1, peak_mb = _proc(served.proc.pid)
         print(f"\nStepBatch of 1,000,000 items, {size / 1e6:.1f} MB: reply {reply_bytes} bytes, "
               f"server CPU {cpu1 - cpu0:.2f} s, peak RSS {peak_mb:.0f} MB")

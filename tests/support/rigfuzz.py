@@ -14,6 +14,7 @@ the same way or as raw text.
 from __future__ import annotations
 
 import contextlib
+import copy
 import io
 import json
 import math
@@ -96,6 +97,7 @@ _PATHS = ([("name",), ("description",)] + [("run", k) for k in RUN_KEYS]
 
 def _apply(rig: dict, mutation: tuple) -> None:
     kind, path, value = mutation
+    value = copy.deepcopy(value)  # (a sampled value is one object: never share or grow it)
     node: Any = rig
     for part in path[:-1]:
         try:
