@@ -65,7 +65,8 @@ class Camera(Component):
     """Two outputs, one of them with an attachment; fails on request."""
 
     inputs = (Port("in", signals_pb2.Signals),)
-    outputs = (Port("image", vision_pb2.ImageHeader), Port("out", signals_pb2.Signals))
+    outputs = (Port("image", vision_pb2.ImageHeader, attachment=True),
+               Port("out", signals_pb2.Signals))
 
     def step(self, t_ns, dt_ns, inputs):
         if "in" in inputs and inputs["in"].signals[0].value < 0:
@@ -88,7 +89,7 @@ def test_step_and_batch_replies_match_the_library():
             pass
 
     server = Server(None, "inproc://test-wire-encoding",
-                    components={"a": Camera, "b": Camera})
+                    components={"a": Camera, "b": Camera, "c": Camera})
     server.sock.close(0)
     server.sock = Sock()
 
@@ -98,9 +99,9 @@ def test_step_and_batch_replies_match_the_library():
         server._handle([b"peer", wire.serialize(req)])
         return sent[-1]
 
-    for i, name in enumerate("ab"):
+    for i, name in enumerate("abc"):
         call(1 + i, "configure", lc.Configure(instance_name=name), name)
-        call(3 + i, "initialize", lc.Initialize(start_time_ns=0), name)
+        call(4 + i, "initialize", lc.Initialize(start_time_ns=0), name)
 
     def good(value):
         return lc.PortValue(port="in", type="moonpool.v1.Signals", payload=wire.serialize(
@@ -116,10 +117,10 @@ def test_step_and_batch_replies_match_the_library():
     assert [pv.port for pv in reply.step_result.outputs] == ["image", "out"]
     assert reply.step_result.outputs[0].attachment == 1 and frames[2:] == [b"ab"]
 
-    # A batch: one member fails (an error entry), the other steps; attachments count
+    # A batch: one member fails (an error entry), the others step; attachments count
     # across the whole reply.
     batch = lc.StepBatch()
-    for name, value in (("b", 1.0), ("a", -1.0), ("b", 2.0)):
+    for name, value in (("b", 1.0), ("a", -1.0), ("c", 2.0)):
         item = batch.steps.add(instance=name)
         item.step.time_ns = 6_000_000_000_000 + (value > 1)
         item.step.step_ns = 1
@@ -136,3 +137,32 @@ def test_step_and_batch_replies_match_the_library():
     expected = lc.Reply(protocol_version=1, request_id=11)
     expected.step_batch_result.CopyFrom(reply.step_batch_result)
     assert frames[1] == wire.serialize(expected)
+
+
+def test_a_batch_naming_a_member_twice_is_refused_before_stepping():
+    """Issue 24, point 7: a StepBatch steps each hosted component at most once."""
+    sent = []
+
+    class Sock:
+        def send_multipart(self, frames, copy=True):
+            sent.append(frames)
+
+        def close(self, linger=0):
+            pass
+
+    server = Server(None, "inproc://test-batch-twice", components={"a": Camera, "b": Camera})
+    server.sock.close(0)
+    server.sock = Sock()
+    for rid, body, payload, name in ((1, "configure", lc.Configure(instance_name="a"), "a"),
+                                     (2, "initialize", lc.Initialize(), "a")):
+        req = lc.Request(protocol_version=1, request_id=rid, instance=name)
+        getattr(req, body).CopyFrom(payload)
+        server._handle([b"peer", wire.serialize(req)])
+    batch = lc.StepBatch(steps=[lc.InstanceStep(instance="a", step=lc.Step(time_ns=0, step_ns=1)),
+                                lc.InstanceStep(instance="a", step=lc.Step(time_ns=1, step_ns=1))])
+    server._handle([b"peer", wire.serialize(lc.Request(protocol_version=1, request_id=3,
+                                                       step_batch=batch))])
+    reply = lc.Reply.FromString(sent[-1][1])
+    assert reply.error.code == lc.ERROR_CODE_INVALID_INPUT, reply
+    assert "names a component twice" in reply.error.message
+    assert server.hosts["a"]._last_end_ns == 0  # nothing was stepped
