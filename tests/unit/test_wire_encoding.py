@@ -76,10 +76,10 @@ class Camera(Component):
         return {"out": out, "image": Attached(vision_pb2.ImageHeader(width=2, height=1), b"ab")}
 
 
-def test_step_and_batch_replies_match_the_library():
-    """What the serve loop sends for Step and StepBatch equals the Reply built with
-    the library from the same outputs (compute_ns taken from the reply itself)."""
-    sent = []
+def _group(*names: str) -> tuple[Server, list]:
+    """A serve loop hosting a Camera per name, its socket replaced by a list of what it
+    sends."""
+    sent: list = []
 
     class Sock:
         def send_multipart(self, frames, copy=True):
@@ -88,10 +88,17 @@ def test_step_and_batch_replies_match_the_library():
         def close(self, linger=0):
             pass
 
-    server = Server(None, "inproc://test-wire-encoding",
-                    components={"a": Camera, "b": Camera, "c": Camera})
+    server = Server(None, f"inproc://test-wire-encoding-{len(sent)}-{id(sent)}",
+                    components={name: Camera for name in names})
     server.sock.close(0)
     server.sock = Sock()
+    return server, sent
+
+
+def test_step_and_batch_replies_match_the_library():
+    """What the serve loop sends for Step and StepBatch equals the Reply built with
+    the library from the same outputs (compute_ns taken from the reply itself)."""
+    server, sent = _group("a", "b", "c")
 
     def call(rid, body, payload, instance=""):
         req = lc.Request(protocol_version=1, request_id=rid, instance=instance)
@@ -141,18 +148,7 @@ def test_step_and_batch_replies_match_the_library():
 
 def test_a_batch_naming_a_member_twice_is_refused_before_stepping():
     """Issue 24, point 7: a StepBatch steps each hosted component at most once."""
-    sent = []
-
-    class Sock:
-        def send_multipart(self, frames, copy=True):
-            sent.append(frames)
-
-        def close(self, linger=0):
-            pass
-
-    server = Server(None, "inproc://test-batch-twice", components={"a": Camera, "b": Camera})
-    server.sock.close(0)
-    server.sock = Sock()
+    server, sent = _group("a", "b")
     for rid, body, payload, name in ((1, "configure", lc.Configure(instance_name="a"), "a"),
                                      (2, "initialize", lc.Initialize(), "a")):
         req = lc.Request(protocol_version=1, request_id=rid, instance=name)
