@@ -121,6 +121,10 @@ def test_a_full_disk_ends_the_run_cleanly(tmp_path, small_disk):
     assert summary["status"] == "failed" and "No space left on device" in summary["error"]
     assert summary["recording_complete"] is False
     messages = list(read_recording(out / "recording.mcap"))
+    print(f"\n2 MiB disk full: exit {proc.returncode}; {len(messages)} messages readable, up to "
+          f"t = {messages[-1].log_time_ns * 1e-9:.2f} s; recording "
+          f"{(out / 'recording.mcap').stat().st_size} bytes; summary.json status "
+          f"{summary['status']}; left in the run folder: {sorted(p.name for p in out.iterdir())}")
     assert len(messages) > 10_000  # everything up to the failure (1.7 MB of it)
     times = [m.log_time_ns for m in messages]
     assert times == sorted(times) and times[-1] > 100 * 10**9
