@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 SRC = HERE / "hydrodynamics"
 if str(HERE) not in sys.path:  # meshes.py beside this file, also when imported by path
     sys.path.insert(0, str(HERE))
-from meshes import meshes_header  # noqa: E402
+from meshes import mesh_files, meshes_header  # noqa: E402
 BUILD = HERE / "build"
 MODEL = "hydrodynamics"
 C_SOURCES = ["model.c", "fmu_common.c"]
@@ -149,7 +149,8 @@ def _vars():
         ("current_shear_e", "Float64", P, TUN, 0.0, "1/s", "p.shear[1]",
          "vertical shear of the east current: v_c,e(d) = current_e + current_shear_e * d"),
         ("mesh", "Int32", P, FIX, 0, None, "p.mesh",
-         "mesh backend: built-in hull mesh (1 sphere, 2 box, 3 cylinder, 4 lander)"),
+         "mesh backend: built-in hull mesh (1 sphere, 2 box, 3 cylinder, 4 lander, "
+         "5 bluerov2_heavy, 6 remus100)"),
         ("mesh_scale", "Float64", P, FIX, 1.0, "m", "p.mesh_scale",
          "mesh backend: metres per mesh unit"),
         ("mesh_cp", "Float64", P, TUN, 1.0, None, "p.mesh_cp",
@@ -454,7 +455,7 @@ def outputs() -> list[Path]:
 
 
 def inputs() -> list[Path]:
-    return [Path(__file__).resolve(), HERE / "meshes.py", *sorted(SRC.glob("*.c")),
+    return [Path(__file__).resolve(), HERE / "meshes.py", *mesh_files(), *sorted(SRC.glob("*.c")),
             *sorted(SRC.glob("*.h"))]
 
 
@@ -462,7 +463,14 @@ def build(force: bool = False, cc: str | None = None) -> list[Path]:
     """Build both FMUs when needed, and the test FMUs (fmus/testfmus/build_testfmus.py); return
     the two FMUs' paths."""
     write_if_changed(SRC / "variables.h", variables_header())
-    write_if_changed(SRC / "meshes.h", meshes_header())
+    from moonpool.components.sdk.errors import ParameterError
+
+    try:
+        header = meshes_header()
+    except ParameterError as exc:  # a hull file that is not closed or is inside out
+        print(f"error: {exc.message}\nfix: {exc.fix}", file=sys.stderr)
+        sys.exit(2)
+    write_if_changed(SRC / "meshes.h", header)
     fmus = outputs()
     cc = cc or os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
     up_to_date = not force and all(f.exists() for f in fmus) and \

@@ -111,11 +111,17 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--bind", required=True, metavar="ENDPOINT", help="e.g. tcp://*:5555")
     s.add_argument("--once", action="store_true", help="exit after one session")
     s.add_argument("--base-dir", metavar="DIR",
-                   help="folder for relative file.py entries and file-path parameters "
-                   "(default: the current folder)")
-    from moonpool.components.sdk.serve import add_max_message_argument, add_security_arguments
+                   help="the served folder: relative file.py entries, and every file "
+                   "parameter an orchestrator gives must lie inside it (default: the current "
+                   "folder)")
+    from moonpool.components.sdk.serve_cli import (
+        add_confinement_arguments,
+        add_limit_arguments,
+        add_security_arguments,
+    )
 
-    add_max_message_argument(s)
+    add_confinement_arguments(s)
+    add_limit_arguments(s)
     add_security_arguments(s)
 
     k = sub.add_parser("keys", help="CURVE key pairs for components on other machines")
@@ -124,6 +130,13 @@ def _parser() -> argparse.ArgumentParser:
     kg.add_argument("name", help="e.g. camera-pc or orchestrator")
     kg.add_argument("--dir", type=Path, default=Path("."), help="folder (default: here)")
     kg.add_argument("--force", action="store_true", help="replace an existing pair")
+
+    rc = sub.add_parser("recover", help="index a recording cut short (a killed run, a full "
+                        "disk) so that every tool opens it (docs/recordings.md)")
+    rc.add_argument("recording", type=Path, help="a run's recording.mcap")
+    rc.add_argument("-o", "--output", type=Path, metavar="FILE",
+                    help="write the whole recording here (default: replace the input, "
+                    "atomically, once the new file is complete)")
 
     x = sub.add_parser("export", help="a recording's messages as tables: one CSV or Parquet "
                        "file per topic (docs/recordings.md)")
@@ -405,13 +418,17 @@ def cmd_check(args) -> int:
 
 
 def cmd_serve(args) -> int:
-    from moonpool.components.sdk import serve
+    from moonpool.components.sdk import serve_cli as serve
 
     argv = [args.entry, "--bind", args.bind, "--log-level", args.log_level]
     if args.once:
         argv.append("--once")
     if args.base_dir:
         argv += ["--base-dir", args.base_dir]
+    if args.confine:
+        argv += ["--confine", args.confine]
+    for device in args.device:
+        argv += ["--device", device]
     if args.key:
         argv += ["--key", args.key]
     for allowed in args.allow:
@@ -420,8 +437,7 @@ def cmd_serve(args) -> int:
         argv.append("--insecure")
     if args.allow_insecure_key_permissions:
         argv.append("--allow-insecure-key-permissions")
-    argv += ["--max-message-bytes", str(args.max_message_bytes)]
-    return serve.main(argv)
+    return serve.main(argv + serve.limit_argv(args))
 
 
 def cmd_keys(args) -> int:
@@ -518,6 +534,31 @@ def cmd_export(args) -> int:
     return EXIT_OK
 
 
+def cmd_recover(args) -> int:
+    from moonpool.components.sdk.errors import MoonpoolError, RecordingFailed
+
+    from .recording import recover
+
+    if not args.recording.is_file():
+        print(f"error: no recording at {args.recording} (fix: give a run's recording.mcap)",
+              file=sys.stderr)
+        return EXIT_BAD_INPUT
+    try:
+        done = recover(args.recording, args.output)
+    except RecordingFailed as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    except MoonpoolError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    how = ("it was already complete; copied with its index" if done.complete else
+           "it had no index; now it has one")
+    cut = (f"; {done.dropped_bytes} bytes of a cut record at its end left out"
+           if done.dropped_bytes else "")
+    print(f"{done.path}: {done.messages} messages ({how}{cut})")
+    return EXIT_OK
+
+
 def cmd_fmu(args) -> int:
     import subprocess
 
@@ -548,7 +589,7 @@ def main(argv: list[str] | None = None) -> int:
         return cmd_sweep(args)
     handler = {"run": cmd_run, "check": cmd_check, "serve": cmd_serve, "describe": cmd_describe,
                "fmu": cmd_fmu, "keys": cmd_keys, "conformance": cmd_conformance,
-               "export": cmd_export}
+               "export": cmd_export, "recover": cmd_recover}
     return handler[args.command](args)
 
 

@@ -308,6 +308,12 @@ class Suite:
                           "a failed Configure binds too, §6", reply, rid)
         rid, reply, _ = p.request("terminate")
         self.expect_body("terminate-after-failed-configure", "terminated", "§5", reply, rid)
+        # A peer timeout that would never expire (negative): refused before it takes
+        # effect (§4 Configure, §6); the session it bound ends with the Terminate.
+        rid, reply, _ = p.request("configure", self.configure_msg(peer_timeout_ns=-1))
+        self.expect_error("configure-peer-timeout-refused", lc.ERROR_CODE_INVALID_PARAMETER,
+                          "a negative peer_timeout_ns, §4", reply, rid)
+        p.request("terminate")
         # A fresh session.
         rid, reply, _ = p.request("heartbeat")
         ok = (reply is not None and reply.WhichOneof("body") == "heartbeat"
@@ -321,7 +327,10 @@ class Suite:
         if not self.expect_body("configure", "ack", "§4", reply, rid):
             return
         rid, reply, _ = other.request("configure", self.configure_msg())
-        self.expect_error("busy", lc.ERROR_CODE_BUSY, "another peer, §6", reply, rid)
+        if self.expect_error("busy", lc.ERROR_CODE_BUSY, "another peer, §6", reply, rid):
+            self.check("busy-names-no-instance", "Error.component of BUSY is not the bound "
+                       "session's instance_name 'conformance' (§6)",
+                       repr(reply.error.component), reply.error.component != "conformance")
         rid, reply, _ = other.request("describe")
         self.expect_body("describe-other-peer", "description", "answered to anyone, §6",
                          reply, rid)
@@ -408,6 +417,10 @@ class Suite:
                 ("input-dangling-attachment", lc.PortValue(port=first.name, type=first.type,
                                                            attachment=1), ()),
             ]
+        plain = next((i for i in d.inputs if not i.attachment), None)
+        if plain is not None:  # an attachment on a port that does not take them (§8)
+            cases.append(("input-attachment-not-declared", lc.PortValue(
+                port=plain.name, type=plain.type, attachment=1), (b"\x00" * 16,)))
         cases.append(("attachment-on-unknown-port", lc.PortValue(
             port="conformance_no_such_port", type="moonpool.v1.Signals", attachment=1),
             (b"\x00" * 16,)))

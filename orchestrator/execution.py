@@ -64,10 +64,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import zmq
+from google.protobuf.message import DecodeError
 
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.errors import (
     MoonpoolError,
+    PortError,
     Problem,
     RigValidationError,
     SimulationError,
@@ -75,6 +77,7 @@ from moonpool.components.sdk.errors import (
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .adapters.base import Adapter, Sample
+from .recording import recorded_class
 from .rig import Rig
 from .scenario import Manipulator
 
@@ -242,6 +245,7 @@ class Execution:
         # have been sent, so hashing and recording overlap with the components' work
         # instead of delaying their next step. The order is the same.
         self._write = observer.write
+        self._observer_idle = getattr(observer, "idle", None)
         self._pending: list[Any] = []  # write arguments (tuples) and _Holes, in order
         self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
         self._busy: dict[int, list[_Hole]] = {id(c): [] for c in self._connections}
@@ -252,6 +256,9 @@ class Execution:
         self._sweep_s = rig.run.heartbeat_interval_ns * 0.25e-9
         self._next_sweep = 0.0
         self.manipulator: Manipulator | None = None  # the rig's [[scenario]], if any
+        self.shutdown_failed: str | None = None
+        """The first component whose Terminate failed in :meth:`shutdown` (no answer,
+        an Error, metrics that do not parse), for summary.json's failed_component."""
 
     # -- setup -------------------------------------------------------------------
 
@@ -318,6 +325,13 @@ class Execution:
                     f"{who(c.source)} does not match input type {ins[c.target_port].type} of "
                     f"{who(c.target)}"))
                 continue
+            if outs[c.source_port].attachment and not ins[c.target_port].attachment:
+                problems.append(Problem(
+                    file, key, f"{c}: output '{c.source_port}' of {who(c.source)} carries "
+                    f"attachments (e.g. image pixels) but input '{c.target_port}' of "
+                    f"{who(c.target)} does not take them: declare the input with "
+                    "attachment=True (Port(..., attachment=True); PortSpec.attachment)"))
+                continue
             target = dst.inputs[c.target_port]
             if id(target) in connected:
                 problems.append(Problem(file, key + ".to", f"input {c.target}.{c.target_port} "
@@ -328,17 +342,38 @@ class Execution:
         if problems:
             raise RigValidationError(problems)
         for s in self.slots:
-            s.outs = {p: (s.channels[p], s.types[p], s.routes[p]) for p in s.routes}
+            attached = {p.name for p in descriptions[s.name].outputs if p.attachment}
+            s.outs = {p: (s.channels[p], s.types[p], s.routes[p],
+                          self._parser(s, p, descriptions[s.name]) if s.remote else None,
+                          p in attached)
+                      for p in s.routes}
         for c in self.rig.connections:
             src = self.by_name[c.source]
             if src.remote:
                 self.by_name[c.target].feeders.append((src, c.delay_ns))
 
+    @staticmethod
+    def _parser(s: _Slot, port: str, description: lc.Description) -> Any:
+        """The message class the outputs of ``port`` of another process are checked
+        with: moonpool's, else the one its Description's extra_schemas declare."""
+        try:
+            return recorded_class(s.types[port], bytes(description.extra_schemas))
+        except PortError as exc:
+            raise PortError(
+                f"output '{port}' has type {s.types[port]}, which neither moonpool nor the "
+                f"component's Description.extra_schemas declares ({exc.message})",
+                component=s.name,
+                fix="put the .proto file defining the type (and its imports) into "
+                    "Description.extra_schemas (docs/protocol.md, Describe)") from exc
+
     # -- stepping ------------------------------------------------------------------
 
     def _idle(self) -> None:
-        """Run while waiting on a slow component: keep the others alive."""
+        """Run while waiting on a slow component: keep the others alive (and let the
+        observer write out what it holds, e.g. the recorder's open chunk)."""
         now = time.monotonic()
+        if self._observer_idle is not None:
+            self._observer_idle(now)
         if self._holes:
             self._sweep(now)
         for a in self._connections:
@@ -489,17 +524,36 @@ class Execution:
         write = self._write
         append = None if rows is None else rows.append
         outs = slot.outs
+        remote = slot.remote
+        if remote and len(samples) > len(outs):  # at most one value per port (protocol §4)
+            slot.adapter.failed = True
+            raise SimulationError(
+                f"sent {len(samples)} output values for {len(outs)} output port(s)",
+                component=slot.name, fix="send at most one value per output port per step")
         for sample in samples:
             out = outs.get(sample.port)
             if out is None or out[1] != sample.type_name:
-                self.messages += samples.index(sample)
-                slot.adapter.failed = True
-                what = (f"undeclared output '{sample.port}'" if out is None else
-                        f"output '{sample.port}' as {sample.type_name}, declared {out[1]}")
-                raise SimulationError(
-                    f"produced a message on {what}",
-                    component=slot.name, fix="send only the declared ports and types",
-                )
+                self._bad_output(slot, samples, sample, (
+                    f"produced a message on undeclared output '{sample.port}'" if out is None
+                    else f"produced a message on output '{sample.port}' as "
+                         f"{sample.type_name}, declared {out[1]}"),
+                    "send only the declared ports and types")
+            if sample.attachment is not None and not out[4]:
+                self._bad_output(slot, samples, sample, (
+                    f"sent an attachment on output '{sample.port}', which does not carry "
+                    "attachments (its Description says attachment = false)"),
+                    "send attachments only on ports declared with attachment = true")
+            if remote:
+                # Untrusted bytes from another process: parsed (the decoded message kept
+                # for in-process consumers) before anything records or routes them,
+                # Initialize outputs as well as Step outputs.
+                try:
+                    sample._message = out[3].FromString(sample.payload)
+                except (DecodeError, RuntimeError, ValueError) as exc:
+                    self._bad_output(slot, samples, sample, (
+                        f"sent an output '{sample.port}' that is not a valid "
+                        f"{sample.type_name} ({exc})"),
+                        f"send {sample.type_name} serialized by protobuf")
             if append is None:
                 write(out[0], visible_ns, sample.payload, sample.attachment)
             else:
@@ -510,6 +564,14 @@ class Execution:
         if slot.adapter.finished and self.finished is None:
             self.finished = (slot.name, slot.t_next if end_ns is None else end_ns,
                              slot.adapter.finished)
+
+    def _bad_output(self, slot: _Slot, samples: list[Sample], sample: Sample, what: str,
+                    fix: str) -> None:
+        """Fail the run on a message ``slot`` should not have sent, naming the sender
+        (not the consumer that would have choked on it); nothing of it is recorded."""
+        self.messages += samples.index(sample)
+        slot.adapter.failed = True
+        raise SimulationError(what, component=slot.name, fix=fix)
 
     def _plan(self, due: list[_Slot]) -> tuple[list, list]:
         """How to step a set of due components under Jacobi (cached per set): the
@@ -668,6 +730,8 @@ class Execution:
                         self.metrics[s.name] = metrics
                 except MoonpoolError as exc:
                     problems.append(str(exc))
+                    if self.shutdown_failed is None:
+                        self.shutdown_failed = s.name
                     log.warning("terminate failed: %s", exc)
             elif getattr(a, "error_reply", False):
                 # It failed but answered (an Error reply): it is alive, so tell it the

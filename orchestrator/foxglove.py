@@ -5,7 +5,7 @@ it (recorded on the sibling channel ``{topic}#data``). Foxglove's Image panel ca
 join the two; it shows messages of its own schema ``foxglove.RawImage``. With
 ``run.foxglove_images = true`` the :class:`~moonpool.orchestrator.recording.Recorder`
 also writes each frame, header and pixels together, as one ``foxglove.RawImage`` on
-the channel ``{topic}/foxglove`` (layout: the docstring of ``recording.py``). Such a
+the channel ``{topic}/foxglove`` (layout: the docstring of the ``recording`` package). Such a
 channel is a *view*: a copy of data already in the recording, which every moonpool
 reader skips.
 

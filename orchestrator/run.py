@@ -30,6 +30,7 @@ from moonpool.components.sdk.errors import (
     ComponentError,
     Interrupted,
     MoonpoolError,
+    RecordingFailed,
     RigError,
     SimulationError,
 )
@@ -47,7 +48,7 @@ from .adapters.remote import RemoteAdapter
 from .adapters.replay import ReplayAdapter
 from .execution import Execution
 from .realtime import IDLE_SLICE_S, Pacer, verdict, verdict_line
-from .recording import INITIALIZE_METADATA, Digest, Recorder
+from .recording import INITIALIZE_METADATA, Digest, DiskReserve, Recorder
 from .rig import Rig
 
 log = logging.getLogger("moonpool.run")
@@ -76,6 +77,11 @@ class RunObserver:
         if self.live is not None:
             self._live.append(self.live.add_topic(topic, type_name, extra_schemas))
         return len(self._topics) - 1
+
+    def idle(self, now: float) -> None:
+        """While the run waits: the recorder writes out its open chunk when due."""
+        if self.recorder is not None:
+            self.recorder.idle(now)
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
         prefix, channel = self._topics[index]
@@ -271,6 +277,18 @@ def _draw_plots(rig: Rig, out_dir: Path, recording: Path | None, pacer: Pacer | 
             log.warning("plotting the lateness failed: %s", exc)
 
 
+def _write_summary(path: Path, summary: dict[str, Any], say: Callable[[str], None]) -> bool:
+    """Write summary.json; on a file-system error say why, once, and return False."""
+    try:
+        summary_mod.write_summary(path, summary)
+    except OSError as exc:
+        path.with_name(path.name + ".tmp").unlink(missing_ok=True)
+        say(f"error: summary.json could not be written into {path.parent}: "
+            f"{exc.strerror or exc}")
+        return False
+    return True
+
+
 def _on_sigterm(signum: int, frame: Any) -> None:
     raise Interrupted("stopped by SIGTERM", fix="")
 
@@ -299,13 +317,21 @@ def run_rig(
     out_dir.mkdir(parents=True, exist_ok=True)
     recording_path = out_dir / "recording.mcap"
     recorder = None
+    # Room for summary.json and the recording's end when the disk fills (nothing is
+    # left on disk by it, whatever happens).
+    reserve = DiskReserve(out_dir)
+    opening: RecordingFailed | None = None
     if rig.run.record:
-        recorder = Recorder(
-            recording_path,
-            metadata={"rig": rig.name, "seed": str(rig.run.seed), "algorithm": rig.run.algorithm},
-            foxglove_images=rig.run.foxglove_images,
-        )
-        recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
+        try:
+            recorder = Recorder(
+                recording_path,
+                metadata={"rig": rig.name, "seed": str(rig.run.seed),
+                          "algorithm": rig.run.algorithm},
+                foxglove_images=rig.run.foxglove_images,
+            )
+            recorder.add_attachment(rig.path.name, rig.source_text.encode(), "application/toml")
+        except RecordingFailed as exc:
+            opening = exc
     observer = RunObserver(recorder, rig.run.record_exclude, live)
     insecure = insecure_components(rig)
     for name in insecure:
@@ -332,6 +358,8 @@ def run_rig(
     context = realtime_context(rig)
     try:
         try:
+            if opening is not None:
+                raise opening
             adapters = build_adapters(rig, sock_dir, out_dir / "logs", context)
             execution = Execution(wired_rig(rig), adapters, observer)
             if recorder is not None:
@@ -369,6 +397,9 @@ def run_rig(
         log.info("run failed: %s", exc)  # the caller reports it (once)
     except MoonpoolError as exc:
         status, error = "failed", str(exc)
+    except OSError as exc:  # the run folder (logs of child processes) cannot be written
+        status, error = "failed", (f"cannot write into {out_dir}: {exc.strerror or exc} (fix: "
+                                   "free space there, or give --out a folder you may write)")
     finally:
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
@@ -385,13 +416,20 @@ def run_rig(
         if context is not None:
             context.destroy(linger=0)
         if recorder is not None:
-            recorder.close()
+            if recorder.failure is not None:
+                reserve.release()  # room for the end of the file
+            recorder.close()  # never raises: a failed file ends at its last whole record
+        reserve.release()
         shutil.rmtree(sock_dir, ignore_errors=True)
     _sigint(signal.SIG_IGN)  # until summary.json is on disk
     wall = time.perf_counter() - wall0
     sim_ns = execution.time_ns if execution is not None else 0
+    broken = recorder.failure if recorder is not None else None
+    if status == "ok" and broken is not None:  # (its index could not be written)
+        status, error = "failed", str(broken)
     if status == "ok" and shutdown_problems:
         status, error = "failed", "; ".join(shutdown_problems)
+        failed_component = execution.shutdown_failed if execution is not None else None
     terminated = None
     if status == "ok" and execution is not None and execution.finished is not None:
         by, at_ns, why = execution.finished
@@ -439,12 +477,18 @@ def run_rig(
     if interrupted:
         summary["interrupted"] = True
     summary_path = out_dir / "summary.json"
+    if broken is not None:
+        summary["recording_complete"] = False  # cut at its last whole record: see error
+        if rig.run.plots:
+            summary["plots_skipped"] = "the recording could not be written"
     # Written before plotting, so that no interrupt while drawing can lose it.
-    summary_mod.write_summary(summary_path, summary)
+    written = _write_summary(summary_path, summary, say)
     # Nothing to draw from a run that stepped nothing (it failed before its first
-    # step, or ran --until 0), and no "skipped" warnings about it.
-    draw = recorder is not None and rig.run.plots and bool(summary["ticks"])
-    if draw or (pacer is not None and rig.run.plots and len(pacer.lateness)):
+    # step, or ran --until 0), and no "skipped" warnings about it; nor into a folder
+    # that cannot be written.
+    draw = (written and recorder is not None and broken is None and rig.run.plots
+            and bool(summary["ticks"]))
+    if draw or (written and pacer is not None and rig.run.plots and len(pacer.lateness)):
         say(f"drawing the plots into {out_dir / 'plots'} (Ctrl-C skips them; "
             "summary.json is already written)")
         _sigint(signal.default_int_handler)
@@ -460,7 +504,7 @@ def run_rig(
                                     "the simulation had completed: recording.mcap and the "
                                     "digest are whole")
         _sigint(signal.SIG_IGN)  # a Ctrl-C now must not stop the rewrite
-        summary_mod.write_summary(summary_path, summary)
+        _write_summary(summary_path, summary, say)
     if old_int is not None:
         signal.signal(signal.SIGINT, old_int)
     return RunResult(summary, out_dir)

@@ -61,7 +61,8 @@ def render() -> str:
             if ports:
                 out += ["", "| port | message type | description |", "| --- | --- | --- |"]
                 for p in ports:
-                    q = " (queued)" if p.queued else ""
+                    q = (" (queued)" if p.queued else "") + (" + attachment" if p.attachment
+                                                             else "")
                     out.append(f"| `{p.name}` | `{p.type}`{q} | {_cell(p.description)} |")
             out.append("")
         out.append("**Parameters**" + ("" if desc.parameters else ": none"))

@@ -143,12 +143,14 @@ class CameraDevice(Component):
     previous step is sent at each step."""
 
     outputs = (Port("image", vision_pb2.ImageHeader,
-                    "the newest frame since the previous step (pixels attached, row-major)"),)
+                    "the newest frame since the previous step (pixels attached, row-major)",
+                    attachment=True),)
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
         source: Path = param(doc="/dev/videoN (V4L2), a video file, or a folder of images "
-                                 "(sorted by name); relative to the rig file's folder")
+                                 "(sorted by name); relative to the rig file's folder",
+                             device=True)
         width: int = param(0, "width of the images sent (0: the source's; one of width and "
                               "height 0: keep the aspect ratio)", unit="px")
         height: int = param(0, "height of the images sent (0: the source's)", unit="px")

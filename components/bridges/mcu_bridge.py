@@ -415,7 +415,8 @@ class McuBridge(Component):
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
         port: str = param(doc="serial device of the MCU, e.g. /dev/ttyACM0 or "
-                              "/dev/serial/by-id/...; the emulator prints its pty path")
+                              "/dev/serial/by-id/...; the emulator prints its pty path",
+                          device=True)
         baudrate: int = param(115200, "serial line speed", unit="Bd")
         profile: Any = param(doc="a vehicle profile's content (the rig's profile key): "
                                  "thruster order, limits and curves from its [[thrusters]]")

@@ -5,10 +5,10 @@ Call order::
 
     read_trial(path) -> Trial                  one CSV (format below), checked
     fit_axis(axis, trials, rigid, ...) -> AxisFit
-        least_squares over (A, D1, D2[, b]) of the replay error (output error)
+        least_squares over (A, D1, D2[, b], v0 per trial) of the replay error (output error)
     replay(axis, params, trial) -> velocity    the model driven by the trial's thrust
     nrmse(measured, replayed)                  RMSE / (max − min) of the measured
-    calibrate(paths, profile, holdout) -> Result   every axis found in the trials
+    calibrate(paths, profile, holdout) -> Result   read, then fit_trials: every axis found
 
 Model of one axis i (decoupled; u, v, w, p, q, r), the calibrated Fossen backend's
 diagonal terms with everything else held at zero::
@@ -16,9 +16,11 @@ diagonal terms with everything else held at zero::
     (M_RB,ii + A_i) ν̇_i = τ_i − D1_i ν_i − D2_i |ν_i| ν_i + b_i
 
 M_RB,ii is the profile's rigid-body term (mass, or Ixx/Iyy/Izz + m (r_g terms)); b_i a
-constant (heave: the net buoyancy B − W; 0 for the other axes unless fitted). The
+constant (heave, z down: the net weight W − B; 0 for the other axes). Each trial's
+initial velocity is fitted with them. The
 replay integrates it with RK4 at the trial's sample instants, the thrust held between
-samples, from the trial's first measured velocity. Parameters are fitted with
+samples, from that initial velocity (a held-out trial: from its first measured value).
+Parameters are fitted with
 ``scipy.optimize.least_squares`` (trust-region reflective, A, D1, D2 ≥ 0); their
 1σ uncertainties are √diag(s² (JᵀJ)⁻¹), s² the residual variance.
 
@@ -131,12 +133,12 @@ def read_trial(path: Path | str) -> Trial:
 
 
 def replay(axis: str, rigid: float, a: float, d1: float, d2: float, b: float,
-           trial: Trial) -> np.ndarray:
-    """The model's velocity at the trial's instants, RK4 from the first measured value,
-    the thrust held over each interval."""
+           trial: Trial, v0: float | None = None) -> np.ndarray:
+    """The model's velocity at the trial's instants, RK4 from ``v0`` (default: the first
+    measured value), the thrust held over each interval."""
     m = rigid + a
     out = np.empty_like(trial.vel)
-    x = float(trial.vel[0])
+    x = float(trial.vel[0]) if v0 is None else float(v0)
     out[0] = x
     for k in range(len(trial.t) - 1):
         h, tau = trial.t[k + 1] - trial.t[k], trial.tau[k]
@@ -161,24 +163,31 @@ def nrmse(measured: np.ndarray, replayed: np.ndarray) -> float:
 def fit_axis(axis: str, trials: list[Trial], rigid: float, fit_bias: bool,
              start: tuple[float, float, float]) -> AxisFit:
     """Least squares of the replay error over every trial of the axis; ``start`` is
-    (A, D1, D2) to start from (the profile's)."""
+    (A, D1, D2) to start from (the profile's). Each trial's initial velocity is fitted
+    too (a nuisance parameter): replaying from the first *measured* value carries its
+    noise into the whole transient, which the fit would otherwise absorb into A (for
+    REMUS surge, whose time constant is 20 s at low speed, +25 % on A from 5 mm/s of
+    noise on one sample)."""
     for tr in trials:
         if float(np.ptp(tr.vel)) <= 1e-9 * max(1.0, float(np.max(np.abs(tr.vel)))):
             raise ParameterError(
                 f"{tr.path}: axis {axis} is not excited (its velocity does not change)",
                 fix=f"give a step or a sinusoid of {THRUST[axis]} that moves the vehicle")
-    x0 = [max(v, 1e-3) for v in start] + ([0.0] if fit_bias else [])
-    lo = [0.0, 0.0, 0.0] + ([-np.inf] if fit_bias else [])
+    nb = 4 if fit_bias else 3
+    x0 = ([max(v, 1e-3) for v in start] + ([0.0] if fit_bias else [])
+          + [float(tr.vel[0]) for tr in trials])
+    lo = [0.0, 0.0, 0.0] + [-np.inf] * (nb - 3 + len(trials))
     scale = max(float(np.max(np.abs(np.concatenate([t.vel for t in trials])))), 1e-9)
 
     def residuals(z):
         b = z[3] if fit_bias else 0.0
-        return np.concatenate([(replay(axis, rigid, z[0], z[1], z[2], b, tr) - tr.vel) / scale
-                               for tr in trials])
+        return np.concatenate([(replay(axis, rigid, z[0], z[1], z[2], b, tr, z[nb + i])
+                                - tr.vel) / scale for i, tr in enumerate(trials)])
     res = least_squares(residuals, x0, bounds=(lo, np.inf), method="trf", x_scale="jac",
                         max_nfev=400)
+    named = f"axis {axis} ({', '.join(str(t.path) for t in trials)})"
     if not res.success or not np.all(np.isfinite(res.x)):
-        raise FitFailed(f"axis {axis}: the fit did not converge ({res.message})",
+        raise FitFailed(f"{named}: the fit did not converge ({res.message})",
                         fix="give trials with more excitation (steps to several speeds, "
                             "sinusoids) or a closer --profile to start from")
     a, d1, d2 = (float(v) for v in res.x[:3])
@@ -188,20 +197,21 @@ def fit_axis(axis: str, trials: list[Trial], rigid: float, fit_bias: bool,
     try:
         cov = np.linalg.inv(res.jac.T @ res.jac) * s2
     except np.linalg.LinAlgError as exc:
-        raise FitFailed(f"axis {axis}: the coefficients are not determined by the trials",
+        raise FitFailed(f"{named}: the coefficients are not determined by the trials",
                         fix="add a trial at another speed (D1 and D2 need two) and a "
                             "transient (A needs an acceleration)") from exc
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0))
-    vals = [a, d1, d2]
     sigma = {k: float(s) for k, s in zip(("A", "D1", "D2"), sd[:3])}
     if fit_bias:
         sigma["b"] = float(sd[3])
     if not (sigma["A"] < rigid + a and sigma["D2"] < 10 * max(d2, 1e-9)):
-        raise FitFailed(f"axis {axis}: the fit converged to an undetermined point "
+        raise FitFailed(f"{named}: the fit converged to an undetermined point "
                         f"(relative uncertainty above 1000 %)",
                         fix="give trials with steps to several speeds and a transient")
+    v0 = res.x[nb:]
     train = [np.concatenate([tr.vel for tr in trials]),
-             np.concatenate([replay(axis, rigid, a, d1, d2, b, tr) for tr in trials])]
+             np.concatenate([replay(axis, rigid, a, d1, d2, b, tr, v)
+                             for tr, v in zip(trials, v0)])]
     return AxisFit(axis, float(a), float(d1), float(d2), b, sigma,
                    tuple(str(t.path) for t in trials), nrmse(*train))
 
@@ -224,10 +234,17 @@ class Result:
 
 def calibrate(paths: list[Path], profile: dict, holdout: int = 1,
               progress=None) -> Result:
-    """Read the trials, group them by axis, hold out the last ``holdout`` trial(s) of
-    each axis that has more than that many, fit each axis on the rest (heave with its
-    constant net buoyancy) and replay the held-out ones."""
-    trials = [read_trial(p) for p in paths]
+    """Read the trials and fit them (``fit_trials``)."""
+    if not paths:
+        raise ParameterError("no trial given", fix="give one CSV per single-axis trial")
+    return fit_trials([read_trial(p) for p in paths], profile, holdout, progress)
+
+
+def fit_trials(trials: list[Trial], profile: dict, holdout: int = 1,
+               progress=None) -> Result:
+    """Group the trials by axis, hold out the last ``holdout`` trial(s) of each axis
+    that has more than that many, fit each axis on the rest (heave with its constant
+    net buoyancy) and replay the held-out ones."""
     rigid = rigid_terms(profile)
     out = {}
     for axis in AXES:

@@ -90,6 +90,27 @@ class FmuComponent(Component):
         return (tuple(pp.port for pp in p.inputs), tuple(pp.port for pp in p.outputs))
 
     @classmethod
+    def check_parameters(cls, params: FmuParameters) -> None:
+        """A profile's ``[mesh]`` table names the hull files the FMU's mesh backend was
+        built from (``files``, relative to the profile file): each must be a closed,
+        outward-facing mesh (``dynamics.hull.read_hull``; docs/hydrodynamics.md, "Mesh
+        backend"), or the run is refused here, as at the FMU's build."""
+        mesh = (params.profile or {}).get("mesh")
+        if mesh is None:
+            return
+        files = mesh.get("files") if isinstance(mesh, Mapping) else None
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise ParameterError("profile: [mesh] files must be a list of mesh file paths",
+                                 fix='write files = ["../meshes/HULL.obj"] (relative to the '
+                                     'profile)')
+        from ..dynamics.hull import read_hull
+
+        base = Path(params.profile.get("file", ".")).parent
+        for f in files:
+            path = Path(f).expanduser()
+            read_hull(path if path.is_absolute() else base / path)
+
+    @classmethod
     def tunable_for(cls, params: FmuParameters) -> tuple[str, ...]:
         """The FMU's parameters of variability ``tunable`` (a [[scenario]] may set them)."""
         from .model import read_model

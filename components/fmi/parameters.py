@@ -24,7 +24,8 @@ class FmuParameters:
     )
     start_values: dict[str, Any] = param({}, "VARIABLE = value, set before initialization")
     profile: dict[str, Any] = param(
-        {}, "a profile file's content (the rig's profile key); its [parameters] are start values"
+        {}, "a profile file's content (the rig's profile key; 'file' is its path); its "
+        "[parameters] are start values, its [mesh] files hull meshes checked before the run"
     )
     fmi_type: str = param("auto", "auto (co-simulation if the FMU has it), cs or me")
     solver: str = param(

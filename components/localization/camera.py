@@ -51,7 +51,7 @@ class OverheadCamera(Component):
     inputs = (Port("state", vehicle_pb2.VehicleState,
                    "true vehicle state (where to draw the tags)"),)
     outputs = (Port("image", vision_pb2.ImageHeader,
-                    "mono8 frame; pixels attached as a raw frame"),)
+                    "mono8 frame; pixels attached as a raw frame", attachment=True),)
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:

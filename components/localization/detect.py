@@ -249,15 +249,17 @@ class TagDetector:
 
 
 def _convex(c: np.ndarray) -> bool:
-    """A non-degenerate convex quad (any orientation)."""
+    """A non-degenerate convex quad (any orientation). (In Python floats: the same
+    IEEE operations as on NumPy scalars, a tenth of the time.)"""
+    p = c.tolist()
     cross = []
     for i in range(4):
-        a, b, e = c[i], c[(i + 1) % 4], c[(i + 2) % 4]
+        a, b, e = p[i], p[(i + 1) % 4], p[(i + 2) % 4]
         cross.append((b[0] - a[0]) * (e[1] - b[1]) - (b[1] - a[1]) * (e[0] - b[0]))
-    cross = np.array(cross)
-    area = 0.5 * abs(sum(c[i, 0] * c[(i + 1) % 4, 1] - c[(i + 1) % 4, 0] * c[i, 1]
+    area = 0.5 * abs(sum(p[i][0] * p[(i + 1) % 4][1] - p[(i + 1) % 4][0] * p[i][1]
                          for i in range(4)))
-    return bool((np.all(cross > 0) or np.all(cross < 0)) and area > 16.0 and math.isfinite(area))
+    return ((all(x > 0 for x in cross) or all(x < 0 for x in cross)) and area > 16.0
+            and math.isfinite(area))
 
 
 def roi_around(detections: list[Detection], shape: tuple[int, int], grow: float = 0.6,

@@ -75,7 +75,8 @@ class Localizer(Component):
     """While tracking fewer tags than the layout has, search the whole frame this often."""
 
     inputs = (
-        Port("image", vision_pb2.ImageHeader, "overhead camera frame (pixels attached)"),
+        Port("image", vision_pb2.ImageHeader, "overhead camera frame (pixels attached)",
+             attachment=True),
         Port("pressure", sensors_pb2.Pressure, "absolute pressure -> depth of the body origin"),
         Port("imu", sensors_pb2.Imu, "specific force -> roll and pitch"),
         Port("truth", vehicle_pb2.VehicleState, "true state, for scoring only (optional)",

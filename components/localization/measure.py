@@ -131,13 +131,15 @@ class RefractionMeasurer:
         self.options = options
         self.camera = RefractiveCamera(setup)
 
-    def _solve(self, rays: np.ndarray, cb: np.ndarray, depth: float, roll: float, pitch: float):
-        """Closed-form fit from the corners' air rays (N, 3); returns (x, y, yaw,
-        residuals (N, 2), q (N, 2), used (N,)) or None."""
+    def _solve(self, rays: np.ndarray, cb: np.ndarray, depth: float, roll: float, pitch: float,
+               hits=None):
+        """Closed-form fit from the corners' air rays (N, 3) (``hits``: their points and
+        refracted directions at the water, when known); returns (x, y, yaw, residuals
+        (N, 2), q (N, 2), used (N,)) or None."""
         Rt = rot_from_euler(roll, pitch, 0.0)  # R_y(pitch) R_x(roll)
         ct = cb @ Rt.T
         z = self.camera.water_z + depth + ct[:, 2]
-        X = self.camera.back_project_rays(rays, z)[:, :2]
+        X = self.camera.back_project_rays(rays, z, hits)[:, :2]
         ok = np.all(np.isfinite(X), axis=1)
         if ok.sum() < 2:
             return None
@@ -192,7 +194,8 @@ class RefractionMeasurer:
         px = np.concatenate([d.corners for d in dets])
         cb = np.concatenate([self.setup.corners_body(d.id) for d in dets])
         rays = self.camera.rays(self.camera.normalized(px))  # undistorted once
-        sol = self._solve(rays, cb, depth, roll, pitch)
+        hits = self.camera.surface_hits(rays)  # and refracted once, for the seven solutions
+        sol = self._solve(rays, cb, depth, roll, pitch, hits)
         if sol is None:
             return None
         x, y, yaw, r, q, ok = sol
@@ -220,8 +223,8 @@ class RefractionMeasurer:
             args_m = [depth, roll, pitch]
             args_p[k] += h
             args_m[k] -= h
-            sp = self._solve(rays, cb, *args_p)
-            sm = self._solve(rays, cb, *args_m)
+            sp = self._solve(rays, cb, *args_p, hits)
+            sm = self._solve(rays, cb, *args_m, hits)
             if sp is None or sm is None:
                 continue
             G[:, k] = [(sp[0] - sm[0]) / (2 * h), (sp[1] - sm[1]) / (2 * h),

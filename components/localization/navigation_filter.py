@@ -1,5 +1,5 @@
 """The pool navigation filter: a position–velocity EKF and a separate yaw filter
-(seed 001, "Low-cost Global Positioning"), built on filterpy.
+(seed 001, "Low-cost Global Positioning").
 
 Position–velocity filter (NED, constant-velocity model, white-noise acceleration)::
 
@@ -15,9 +15,14 @@ Yaw filter (constant rate)::
     x = [ψ ψ̇]ᵀ,  F = [[1, Δt], [0, 1]],  Q = q_ψ [[Δt³/3, Δt²/2], [Δt²/2, Δt]]
     pose yaw: z = ψ (wrapped residual),  gyro: z = r ≈ ψ̇ (level vehicle)
 
-Both models are linear, so filterpy's ``ExtendedKalmanFilter`` reduces to the Kalman
-filter with the constant Jacobians H above; it is used for its ``residual`` hook
-(the yaw innovation is wrapped to (−π, π]) and its Joseph-form covariance update.
+Both models are linear: the extended Kalman filter reduces to the Kalman filter with
+the constant Jacobians H above. ``LinearKalman`` performs the arithmetic of filterpy's
+``ExtendedKalmanFilter`` (its ``predict`` and its ``update`` with a ``residual`` hook —
+the yaw innovation is wrapped to (−π, π] — and the Joseph-form covariance update)
+operation for operation, so the estimates are the same bit for bit
+(``tests/unit/test_navigation_filter.py`` checks it against filterpy), without its
+per-call bookkeeping (copies of the prior and posterior, a deep copy of z), which cost
+more than the arithmetic at these sizes.
 
 Outliers: an innovation y with covariance S = H P Hᵀ + R is rejected when its
 squared Mahalanobis distance yᵀ S⁻¹ y exceeds the χ² quantile of ``gate_probability``
@@ -49,12 +54,11 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from filterpy.kalman import ExtendedKalmanFilter
+import scipy.linalg
 from scipy.stats import chi2
 
 from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2
@@ -69,6 +73,10 @@ P_ATM = 101_325.0
 
 # Order of measurements stamped at the same instant (deterministic replay).
 _POSE, _DEPTH, _GYRO = 0, 1, 2
+
+
+def _key(m: Measurement) -> tuple[int, int, int]:
+    return m.key
 
 
 def _angle_residual(z: np.ndarray, hx: np.ndarray) -> np.ndarray:
@@ -93,6 +101,66 @@ class Measurement:
         return (self.t_ns, self.kind, self.seq)
 
 
+class LinearKalman:
+    """State x (n, 1) and covariance P (n, n) of a linear Kalman filter, with the
+    arithmetic of filterpy's ``ExtendedKalmanFilter`` (``predict`` with no control
+    input, ``update`` in Joseph form): the same NumPy and SciPy calls on the same
+    operands in the same order, hence the same bits. The initial values are filterpy's
+    too (x = 0, P = I)."""
+
+    __slots__ = ("x", "P", "_I")
+
+    def __init__(self, dim_x: int) -> None:
+        self.x = np.zeros((dim_x, 1))
+        self.P = np.eye(dim_x)
+        self._I = np.eye(dim_x)
+
+    def predict(self, F: np.ndarray, Q: np.ndarray) -> None:
+        """x ← F x, P ← F P Fᵀ + Q. (filterpy adds B u with B = 0, u = 0: the integer
+        0, which turns a −0.0 into +0.0; so does ``+ 0`` here.)"""
+        self.x = np.dot(F, self.x) + 0
+        self.P = np.dot(F, self.P).dot(F.T) + Q
+
+    def update(self, y: np.ndarray, H: np.ndarray, R: np.ndarray) -> None:
+        """Update with the innovation y = z − H x (already formed: with a wrapped angle
+        where needed), measurement matrix H and noise R::
+
+            K = P Hᵀ (H P Hᵀ + R)⁻¹,  x ← x + K y,
+            P ← (I − K H) P (I − K H)ᵀ + K R Kᵀ        (Joseph form)
+        """
+        PHT = np.dot(self.P, H.T)
+        S = np.dot(H, PHT) + R
+        # scipy.linalg.inv of a 1 x 1 matrix is the reciprocal (its diagonal case), at a
+        # fraction of the call's cost.
+        K = PHT.dot(1.0 / S if S.shape == (1, 1) else scipy.linalg.inv(S))
+        self.x = self.x + np.dot(K, y)
+        I_KH = self._I - np.dot(K, H)
+        self.P = np.dot(I_KH, self.P).dot(I_KH.T) + np.dot(K, R).dot(K.T)
+
+
+def _transition(dt: float, q_a: float, q_psi: float) -> tuple[np.ndarray, ...]:
+    """(F, Q) of the position–velocity filter and (F, Q) of the yaw filter over dt s."""
+    I3 = np.eye(3)
+    F = np.block([[I3, dt * I3], [np.zeros((3, 3)), I3]])
+    Q = q_a * np.block([[dt**3 / 3 * I3, dt**2 / 2 * I3], [dt**2 / 2 * I3, dt * I3]])
+    Fy = np.array([[1.0, dt], [0.0, 1.0]])
+    Qy = q_psi * np.array([[dt**3 / 3, dt**2 / 2], [dt**2 / 2, dt]])
+    for a in (F, Q, Fy, Qy):
+        a.flags.writeable = False
+    return F, Q, Fy, Qy
+
+
+# The constant measurement matrices (read-only: shared by every filter).
+_H_POSE = np.zeros((2, 6))
+_H_POSE[0, 0] = _H_POSE[1, 1] = 1.0
+_H_DEPTH = np.zeros((1, 6))
+_H_DEPTH[0, 2] = 1.0
+_H_GYRO = np.array([[0.0, 1.0]])
+_H_YAW = np.array([[1.0, 0.0]])
+for _a in (_H_POSE, _H_DEPTH, _H_GYRO, _H_YAW):
+    _a.flags.writeable = False
+
+
 class PoseVelocityYawFilter:
     """The two filters and their bookkeeping (no messages: testable on its own)."""
 
@@ -102,8 +170,9 @@ class PoseVelocityYawFilter:
         self.gate = {d: float(chi2.ppf(gate_probability, d)) for d in (1, 2)}
         self.reset_after = reset_after_rejections
         self.v0_std = initial_velocity_std_mps
-        self.pv = ExtendedKalmanFilter(dim_x=6, dim_z=2)
-        self.yaw = ExtendedKalmanFilter(dim_x=2, dim_z=1)
+        self.pv = LinearKalman(6)
+        self.yaw = LinearKalman(2)
+        self._transitions: dict[int, tuple[np.ndarray, ...]] = {}
         self.t_ns: int | None = None
         self.has_pose = self.has_depth = self.has_yaw = False
         self.rejected = {"pose": 0, "depth": 0, "yaw": 0, "gyro": 0}
@@ -135,19 +204,22 @@ class PoseVelocityYawFilter:
         if self.t_ns is None:
             self.t_ns = t_ns
             return
-        dt = (t_ns - self.t_ns) / NS
-        if dt <= 0:
+        step_ns = t_ns - self.t_ns
+        if step_ns <= 0:
             return
-        I3 = np.eye(3)
-        self.pv.F = np.block([[I3, dt * I3], [np.zeros((3, 3)), I3]])
-        self.pv.Q = self.q_a * np.block([[dt**3 / 3 * I3, dt**2 / 2 * I3], [dt**2 / 2 * I3, dt * I3]])
-        self.pv.predict()
-        self.yaw.F = np.array([[1.0, dt], [0.0, 1.0]])
-        self.yaw.Q = self.q_psi * np.array([[dt**3 / 3, dt**2 / 2], [dt**2 / 2, dt]])
-        self.yaw.predict()
+        # The few step lengths of a run (the filter's period, the gaps to measurement
+        # times) recur: their matrices are made once.
+        m = self._transitions.get(step_ns)
+        if m is None:
+            if len(self._transitions) >= 256:
+                self._transitions.clear()
+            m = self._transitions[step_ns] = _transition(step_ns / NS, self.q_a, self.q_psi)
+        F, Q, Fy, Qy = m
+        self.pv.predict(F, Q)
+        self.yaw.predict(Fy, Qy)
         self.t_ns = t_ns
 
-    def _gated_update(self, kf: ExtendedKalmanFilter, z: np.ndarray, H: np.ndarray, R: np.ndarray,
+    def _gated_update(self, kf: LinearKalman, z: np.ndarray, H: np.ndarray, R: np.ndarray,
                       name: str, angle: bool = False) -> bool:
         """Update ``kf`` with z = H x + v, v ~ N(0, R), unless the Mahalanobis gate rejects it.
 
@@ -157,11 +229,14 @@ class PoseVelocityYawFilter:
         residual = _angle_residual if angle else np.subtract
         y = residual(z, H @ kf.x)
         S = H @ kf.P @ H.T + R
-        d2 = (y.T @ np.linalg.solve(S, y)).item()
+        if S.shape == (1, 1):  # y S⁻¹ y, as the 1 x 1 solve computes it (y / S)
+            d2 = float(y[0, 0] * (y[0, 0] / S[0, 0]))
+        else:
+            d2 = (y.T @ np.linalg.solve(S, y)).item()
         if d2 > self.gate[len(z)]:
             self.rejected[name] += 1
             return False
-        kf.update(z, lambda x: H, lambda x: H @ x, R=R, residual=residual)
+        kf.update(y, H, R)  # y: the same z − H x the update would form
         self.applied[name] += 1
         return True
 
@@ -176,9 +251,7 @@ class PoseVelocityYawFilter:
                 self._init_horizontal(xy, R)
                 self.consecutive_pose_rejections = 0
             else:
-                H = np.zeros((2, 6))
-                H[0, 0] = H[1, 1] = 1.0
-                ok = self._gated_update(self.pv, xy, H, R, "pose")
+                ok = self._gated_update(self.pv, xy, _H_POSE, R, "pose")
                 self.consecutive_pose_rejections = 0 if ok else self.consecutive_pose_rejections + 1
             if len(m.z) > 2:  # with yaw
                 self._apply_yaw(float(m.z[2]), float(m.R[2, 2]))
@@ -191,11 +264,9 @@ class PoseVelocityYawFilter:
                 self.has_depth = True
                 self.applied["depth"] += 1
             else:
-                H = np.zeros((1, 6))
-                H[0, 2] = 1.0
-                self._gated_update(self.pv, m.z, H, m.R, "depth")
+                self._gated_update(self.pv, m.z, _H_DEPTH, m.R, "depth")
         elif m.kind == _GYRO and self.has_yaw:
-            self._gated_update(self.yaw, m.z, np.array([[0.0, 1.0]]), m.R, "gyro")
+            self._gated_update(self.yaw, m.z, _H_GYRO, m.R, "gyro")
 
     def _init_horizontal(self, xy: np.ndarray, R: np.ndarray) -> None:
         z_keep, pz, pvz = self.pv.x[2, 0], self.pv.P[2, 2], self.pv.P[5, 5]
@@ -224,7 +295,7 @@ class PoseVelocityYawFilter:
             self.has_yaw = True
             self.applied["yaw"] += 1
             return
-        ok = self._gated_update(self.yaw, np.array([psi]), np.array([[1.0, 0.0]]), np.array([[var]]),
+        ok = self._gated_update(self.yaw, np.array([psi]), _H_YAW, np.array([[var]]),
                                 "yaw", angle=True)
         self.consecutive_yaw_rejections = 0 if ok else self.consecutive_yaw_rejections + 1
         self.yaw.x[0, 0] = wrap_angle(float(self.yaw.x[0, 0]))
@@ -292,8 +363,12 @@ class NavigationFilter(Component):
         # (time, snapshot of the filter with every measurement stamped <= time applied)
         # The first entry is keyed just before the start so measurements taken at the
         # start instant are applied, not dropped as too old.
-        self.history: deque[tuple[int, tuple]] = deque([(start_time_ns - 1, self.f.save())])
-        self.pending: list[Measurement] = []  # applied measurements newer than the oldest snapshot
+        self.history_t: list[int] = [start_time_ns - 1]  # snapshot times, increasing
+        self.history: list[tuple] = [self.f.save()]  # the snapshots
+        # Applied measurements newer than the oldest snapshot, sorted by their key
+        # (time, kind, seq), with their times alongside for bisection.
+        self.pending: list[Measurement] = []
+        self.pending_t: list[int] = []
         self.refused = {"pose": 0, "pressure": 0, "imu": 0}
         self.too_late = 0
         self.seq = 0
@@ -387,7 +462,7 @@ class NavigationFilter(Component):
     # -- the step --------------------------------------------------------------
 
     def step(self, t_ns: int, dt_ns: int, inputs: Any):
-        base_t = self.history[0][0]
+        base_t = self.history_t[0]
         new = []
         for m in self._collect(inputs):
             # Older than the oldest snapshot: cannot be applied at its time any more.
@@ -400,33 +475,40 @@ class NavigationFilter(Component):
             self._apply_in_time_order(new, t_ns)
         else:
             self.f.predict_to(t_ns)
-            self.history.append((t_ns, self.f.save()))
+            self.history_t.append(t_ns)
+            self.history.append(self.f.save())
         # Keep the newest snapshot older than the horizon as the base of any rollback.
         horizon = t_ns - round(self.p.history_s * NS)
-        while len(self.history) >= 2 and self.history[1][0] < horizon:
-            self.history.popleft()
-        oldest = self.history[0][0]
-        self.pending = [m for m in self.pending if m.t_ns > oldest]
+        drop = bisect.bisect_left(self.history_t, horizon, 1) - 1
+        if drop > 0:
+            del self.history_t[:drop], self.history[:drop]
+        drop = bisect.bisect_right(self.pending_t, self.history_t[0])
+        if drop:
+            del self.pending_t[:drop], self.pending[:drop]
         return {"navigation": self._output(t_ns, inputs.get("truth"))}
 
     def _apply_in_time_order(self, new: list[Measurement], t_ns: int) -> None:
         """Roll back to the last snapshot before the earliest new measurement and
         re-apply every measurement after it, in time order, up to ``t_ns``."""
-        times = [h[0] for h in self.history]
+        times = self.history_t
         i = bisect.bisect_left(times, min(m.t_ns for m in new))  # >= 1: checked in step()
         base_t = times[i - 1]
-        self.f.restore(self.history[i - 1][1])
-        for _ in range(len(times) - i):
-            self.history.pop()
-        todo = sorted([m for m in self.pending if m.t_ns > base_t] + new, key=lambda m: m.key)
-        self.pending.extend(new)
+        self.f.restore(self.history[i - 1])
+        later = times[i:]
+        del times[i:], self.history[i:]
+        for m in new:  # into the pending list, in key order
+            j = bisect.bisect_right(self.pending, m.key, key=_key)
+            self.pending.insert(j, m)
+            self.pending_t.insert(j, m.t_ns)
+        todo = self.pending[bisect.bisect_right(self.pending_t, base_t):]
         k = 0
-        for s in times[i:] + [t_ns]:
+        for s in later + [t_ns]:
             while k < len(todo) and todo[k].t_ns <= s:
                 self.f.apply(todo[k])
                 k += 1
             self.f.predict_to(s)
-            self.history.append((s, self.f.save()))
+            times.append(s)
+            self.history.append(self.f.save())
 
     def _output(self, t_ns: int, truth: vehicle_pb2.VehicleState | None) -> navigation_pb2.NavigationState:
         f = self.f
@@ -435,7 +517,7 @@ class NavigationFilter(Component):
         msg.position_ned_m.x, msg.position_ned_m.y, msg.position_ned_m.z = map(float, x[:3])
         msg.velocity_ned_mps.x, msg.velocity_ned_mps.y, msg.velocity_ned_mps.z = map(float, x[3:])
         msg.covariance.n = 6
-        msg.covariance.values.extend(float(v) for v in P.ravel())
+        msg.covariance.values.extend(P.ravel().tolist())
         psi, rate = (float(f.yaw.x[0, 0]), float(f.yaw.x[1, 0])) if f.has_yaw else (0.0, 0.0)
         msg.yaw_rad = psi
         msg.yaw_variance_rad2 = float(f.yaw.P[0, 0]) if f.has_yaw else math.inf

@@ -161,9 +161,11 @@ class RefractiveCamera:
         d = self.rays(self.normalized(px))
         return self.back_project_rays(d, z)
 
-    def back_project_rays(self, d: np.ndarray, z: np.ndarray | float) -> np.ndarray:
+    def back_project_rays(self, d: np.ndarray, z: np.ndarray | float, hits=None) -> np.ndarray:
+        """``back_project`` of air rays d (..., 3); ``hits``: their ``surface_hits(d)``
+        when already known (several target heights for the same rays)."""
         z = np.broadcast_to(np.asarray(z, dtype=float), d.shape[:-1])
-        S, t = self.surface_hits(d)
+        S, t = self.surface_hits(d) if hits is None else hits
         with np.errstate(divide="ignore", invalid="ignore"):
             under = S + ((z - self.water_z) / t[..., 2])[..., None] * t
             s_air = (z - self.C[2]) / d[..., 2]

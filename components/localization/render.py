@@ -6,6 +6,7 @@ centres at integers) is traced exactly:
 
     undistorted normalized (x, y) (Newton, precomputed once per camera)
     -> air ray d = R_wc (x, y, 1) -> water plane S = C + s d -> vector Snell t
+       (d, S, t: constants of the setup, cached per row of corners on first use)
     -> tag plane X = S + l t -> bitmap coordinates (col, row) in cells.
 
 Inside a pixel the image -> tag-plane map is taken as bilinear in its four corners
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from dataclasses import dataclass
 
 import cv2
@@ -97,6 +99,18 @@ class RenderOptions:
 
 
 @dataclass(frozen=True)
+class FrameNoise:
+    """The vehicle-independent part of one frame's exposure (``Renderer.frame_noise``)."""
+
+    gain: float
+    """DN per unit radiance, with this frame's jitter."""
+    idx: np.ndarray | None
+    """The frame's 16 noise bits per pixel (uint16, H x W; None: no noise)."""
+    floor: np.ndarray
+    """The exposed plain floor (uint8, H x W); the image is drawn into it."""
+
+
+@dataclass(frozen=True)
 class Pose:
     """Vehicle pose: body origin in the world (z down, m) and ZYX Euler angles (rad)."""
 
@@ -119,12 +133,30 @@ class Pose:
 _NORMAL_LUT = ndtri((np.arange(65536, dtype=np.float64) + 0.5) / 65536.0).astype(np.float32)
 
 
+# Bit generators whose 32-bit draws are the halves (low first) of their 64-bit ones.
+_HALVES = (np.random.Philox, np.random.PCG64, np.random.PCG64DXSM, np.random.SFC64)
+
+
+def random_uint16(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """``np.frombuffer(rng.bytes(2 n), np.uint16)`` in ``shape`` (n its size), and the
+    generator left in the same state, in half the time: ``Generator.bytes`` draws
+    32-bit words one by one through ``integers``, whose 32-bit words are the low then
+    high halves of the bit generator's 64-bit outputs — the little-endian bytes of
+    ``random_raw``, which draws them in one loop. Taken when the byte count is a
+    multiple of 8, no half word is buffered, the bit generator is one of ``_HALVES``
+    and the machine is little-endian; otherwise ``bytes`` itself."""
+    n = int(np.prod(shape))
+    bitgen = rng.bit_generator
+    if (n % 4 == 0 and sys.byteorder == "little" and isinstance(bitgen, _HALVES)
+            and not bitgen.state["has_uint32"]):
+        return bitgen.random_raw(n // 4).view(np.uint16).reshape(shape)
+    return np.frombuffer(rng.bytes(2 * n), dtype=np.uint16).reshape(shape)
+
+
 def standard_normals(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
     """Fast float32 standard normals: 16 random bits through the inverse normal CDF
     (quantile table of 65536 entries; tails cut at 4.3 sigma)."""
-    n = int(np.prod(shape))
-    idx = np.frombuffer(rng.bytes(2 * n), dtype=np.uint16).reshape(shape)
-    return _NORMAL_LUT[idx]
+    return _NORMAL_LUT[random_uint16(rng, shape)]
 
 
 class Renderer:
@@ -149,6 +181,13 @@ class Renderer:
         v = np.arange(self.height + 1, dtype=float) - 0.5
         uu, vv = np.meshgrid(u, v)
         self.corner_xn = self.camera.normalized(np.stack([uu, vv], axis=-1))
+        # The light path of every pixel corner up to the flat water (its air ray d, where
+        # it meets the water S, its refracted direction t) is a constant of the setup:
+        # computed once per row of corners, when a tag first needs that row (the arrays
+        # are allocated untouched, so rows never needed cost no memory).
+        shape = (self.height + 1, self.width + 1, 3)
+        self._rays = (np.empty(shape), np.empty(shape), np.empty(shape))
+        self._rows_done = np.zeros(self.height + 1, dtype=bool)
         self._tags = [(t.id, np.asarray(t.center_b, float), *tag_axes_body(t.yaw_b_rad))
                       for t in setup.tags]
         self._ripple_waves = None
@@ -214,20 +253,32 @@ class Renderer:
         boxes = [self.tag_box(t, extra_px) for t in self.tag_world(pose)]
         return _merge_boxes([b for b in boxes if b is not None])
 
-    def trace_corners(self, box, tag, t_s: float = 0.0, waves=None):
+    def corner_rays(self, box) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(d, S, t) of the pixel corners of ``box`` (u0, v0, u1, v1), each
+        (h + 1, w + 1, 3): the air ray of corner (j - 0.5, i - 0.5), where it meets the
+        flat water, and its refracted direction (read-only views of the per-setup cache;
+        elementwise, so the same values as tracing the box alone)."""
+        u0, v0, u1, v1 = box
+        todo = np.flatnonzero(~self._rows_done[v0:v1 + 2])
+        if todo.size:
+            a, b = v0 + int(todo[0]), v0 + int(todo[-1]) + 1
+            d = self.camera.rays(self.corner_xn[a:b])
+            S, t = self.camera.surface_hits(d)
+            for cache, new in zip(self._rays, (d, S, t)):
+                cache[a:b] = new
+            self._rows_done[a:b] = True
+        return tuple(c[v0:v1 + 2, u0:u1 + 2] for c in self._rays)  # type: ignore[return-value]
+
+    def trace_corners(self, box, tag, t_s: float = 0.0, waves=None, surface=None):
         """Exact tracing of the pixel corners of ``box`` onto one tag's plane.
 
         Returns (col, row, ok): the tag-bitmap coordinates (cells; col right, row down
         from the top-left of the bitmap) where the light path of each pixel corner
         (j - 0.5, i - 0.5) meets the tag plane, shape (h + 1, w + 1), and where that
-        path exists."""
-        u0, v0, u1, v1 = box
+        path exists. ``surface``: (d, S, t) of these corners already at the (rippled)
+        surface (``surface_rays``), else they are made here."""
         _, P0, top, right, n = tag
-        xn = self.corner_xn[v0:v1 + 2, u0:u1 + 2]
-        d = self.camera.rays(xn)
-        S, t = self.camera.surface_hits(d)
-        if waves:
-            S, t = self._ripple(S, d, waves, t_s)
+        d, S, t = self.surface_rays(box, t_s, waves) if surface is None else surface
         wz = self.camera.water_z
         with np.errstate(divide="ignore", invalid="ignore"):
             den = t @ n
@@ -236,7 +287,7 @@ class Renderer:
             ok = (den < 0) & (lam > 0)
             if P0[2] - self.half_outer < wz:  # part of the tag may be out of the water
                 C = self.camera.C
-                den_a = d @ n
+                den_a = np.ascontiguousarray(d) @ n
                 lam_a = ((P0 - C) @ n) / den_a
                 Xa = C + lam_a[..., None] * d
                 air = (den_a < 0) & (lam_a > 0) & (Xa[..., 2] < wz)
@@ -248,6 +299,16 @@ class Renderer:
         row = 0.5 * tw - (rel @ top) / self.cell
         return col, row, ok
 
+    def surface_rays(self, box, t_s: float = 0.0, waves=None):
+        """(d, S, t) of the pixel corners of ``box`` at the water surface: the cached
+        flat-water values, or with ``waves`` the rippled ones of time t_s. S and t are
+        C-contiguous (the products with a tag's normal are then the same BLAS calls, so
+        the same bits, as when the box was traced from scratch)."""
+        d, S, t = self.corner_rays(box)
+        if waves:
+            S, t = self._ripple(S, d, waves, t_s)
+        return d, np.ascontiguousarray(S), np.ascontiguousarray(t)
+
     def _level_map(self, tag_id: int) -> np.ndarray:
         """The tag's radiance per cell, padded by one cell of -1 (outside the tag)."""
         o = self.options
@@ -257,7 +318,8 @@ class Renderer:
         L[1:-1, 1:-1] = o.black_level + (o.white_level - o.black_level) * refl
         return L
 
-    def render_tag(self, img: np.ndarray, box, tag, t_s: float = 0.0, waves=None) -> None:
+    def render_tag(self, img: np.ndarray, box, tag, t_s: float = 0.0, waves=None,
+                   surface=None) -> None:
         """Composite one tag into the radiance image ``img`` over ``box`` (in place).
 
         The pixel corners are traced exactly; inside a pixel the image -> tag-plane map
@@ -266,18 +328,21 @@ class Renderer:
         level (or wholly outside the tag) takes that value; the others are area-averaged
         over S x S samples. Coverage composites over what is already there."""
         u0, v0, u1, v1 = box
-        col, row, ok = self.trace_corners(box, tag, t_s, waves)
+        col, row, ok = self.trace_corners(box, tag, t_s, waves, surface)
         L = self._level_map(tag[0])
         tw = self.family.total_width
         okp = ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, :-1] & ok[1:, 1:]
-        c4 = np.stack([col[:-1, :-1], col[:-1, 1:], col[1:, :-1], col[1:, 1:]])
-        r4 = np.stack([row[:-1, :-1], row[:-1, 1:], row[1:, :-1], row[1:, 1:]])
-        c4 = np.where(okp, c4, -10.0)
-        r4 = np.where(okp, r4, -10.0)
-        ci = np.clip(np.floor(c4), -1, tw).astype(np.int64) + 1
-        ri = np.clip(np.floor(r4), -1, tw).astype(np.int64) + 1
-        cmin, cmax = ci.min(axis=0), ci.max(axis=0)
-        rmin, rmax = ri.min(axis=0), ri.max(axis=0)
+        # Cell indices (padded: 0 and tw + 1 are outside) of every corner, once per
+        # corner; a pixel with a corner that has no light path counts as outside.
+        def extremes(g):
+            i = np.clip(np.floor(np.where(ok, g, -10.0)), -1, tw).astype(np.int64) + 1
+            a, b, c, d = i[:-1, :-1], i[:-1, 1:], i[1:, :-1], i[1:, 1:]
+            lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
+            hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
+            return np.where(okp, lo, 0), np.where(okp, hi, 0)
+
+        cmin, cmax = extremes(col)
+        rmin, rmax = extremes(row)
         small = (cmax - cmin <= 1) & (rmax - rmin <= 1)
         l00, l01 = L[rmin, cmin], L[rmin, cmax]
         l10, l11 = L[rmax, cmin], L[rmax, cmax]
@@ -296,8 +361,11 @@ class Renderer:
         w01 = ((1 - wv) * wu).reshape(1, S * S)
         w10 = (wv * (1 - wu)).reshape(1, S * S)
         w11 = (wv * wu).reshape(1, S * S)
-        ce = c4[:, edge]  # (4, m)
-        re = r4[:, edge]
+        oke = okp[edge]
+        ce = np.where(oke, np.stack([col[:-1, :-1][edge], col[:-1, 1:][edge], col[1:, :-1][edge],
+                                     col[1:, 1:][edge]]), -10.0)  # (4, m)
+        re = np.where(oke, np.stack([row[:-1, :-1][edge], row[:-1, 1:][edge], row[1:, :-1][edge],
+                                     row[1:, 1:][edge]]), -10.0)
         cs = ce[0][:, None] * w00 + ce[1][:, None] * w01 + ce[2][:, None] * w10 + ce[3][:, None] * w11
         rs = re[0][:, None] * w00 + re[1][:, None] * w01 + re[2][:, None] * w10 + re[3][:, None] * w11
         lv = L[np.clip(np.floor(rs), -1, tw).astype(np.int64) + 1,
@@ -314,6 +382,28 @@ class Renderer:
         for tag in self.tag_world(pose):
             self.render_tag(img, box, tag, t_s, waves)
         return img[v0:v1 + 1, u0:u1 + 1]
+
+    def _surfaces(self, boxes, t_s: float, waves) -> list:
+        """Per box, its ``surface_rays``. With ripple, the rippled surface is made once
+        over the rectangle around all the boxes when that is no larger than the boxes
+        together (tags side by side share most of it), and each box takes its part
+        (elementwise: the same values)."""
+        if not waves or len(boxes) < 2:
+            return [None] * len(boxes)
+        hull = (min(b[0] for b in boxes), min(b[1] for b in boxes),
+                max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+        def area(b):
+            return (b[2] - b[0] + 2) * (b[3] - b[1] + 2)
+
+        if area(hull) > sum(area(b) for b in boxes):
+            return [None] * len(boxes)
+        d, S, t = self.surface_rays(hull, t_s, waves)
+        out = []
+        for u0, v0, u1, v1 in boxes:
+            cut = (slice(v0 - hull[1], v1 - hull[1] + 2), slice(u0 - hull[0], u1 - hull[0] + 2))
+            out.append((d[cut], np.ascontiguousarray(S[cut]), np.ascontiguousarray(t[cut])))
+        return out
 
     def _ripple(self, S, d, waves, t_s):
         wz = self.camera.water_z
@@ -357,13 +447,12 @@ class Renderer:
             slope = sum(a * math.hypot(kx, ky) for a, kx, ky, _, _ in waves)
             depth = max(pose.z - self.camera.water_z + 0.5, 0.0)
             blur_extra += slope * depth * self.camera.fx / max(self.camera.h_air, 0.1) + 2.0
-        tags = self.tag_world(pose)
-        boxes = []
-        for tag in tags:
-            box = self.tag_box(tag, blur_extra)
-            if box is not None:
-                self.render_tag(img, box, tag, t_s, waves)
-                boxes.append(box)
+        visible = [(tag, box) for tag in self.tag_world(pose)
+                   if (box := self.tag_box(tag, blur_extra)) is not None]
+        boxes = [box for _, box in visible]
+        surfaces = self._surfaces(boxes, t_s, waves)
+        for (tag, box), surface in zip(visible, surfaces):
+            self.render_tag(img, box, tag, t_s, waves, surface)
         boxes = _merge_boxes(boxes)
         for box in boxes:
             u0, v0, u1, v1 = box
@@ -376,45 +465,56 @@ class Renderer:
                 region[...] = cv2.filter2D(region, -1, k, borderType=cv2.BORDER_REPLICATE)
         return (img, boxes) if return_boxes else img
 
+    def _to_dn(self, rad: np.ndarray, z: np.ndarray | None, gain: float) -> np.ndarray:
+        """Radiance -> DN (uint8) with gain, and with noise from the standard normals z."""
+        o = self.options
+        dn = rad.astype(np.float32) * np.float32(gain)
+        if z is not None:
+            var = np.float32(o.read_noise_dn ** 2)
+            if o.shot_noise_dn > 0:
+                var = np.float32(o.shot_noise_dn) * np.maximum(dn, 0) + var
+            dn += np.sqrt(var) * z
+        dn += np.float32(0.5)
+        np.clip(dn, 0.0, 255.0, out=dn)
+        return dn.astype(np.uint8)
+
+    def frame_noise(self, rng: np.random.Generator | None) -> FrameNoise:
+        """Everything of a frame's exposure that does not depend on the vehicle: the
+        draws ``expose`` makes from ``rng`` (the gain's jitter, then 16 noise bits per
+        pixel) and the exposed plain floor, into which the tags' boxes are then
+        exposed."""
+        o = self.options
+        gain = 255.0 * o.exposure
+        if rng is not None and o.exposure_jitter > 0:
+            gain *= max(0.0, 1.0 + o.exposure_jitter * float(rng.standard_normal()))
+        if not (rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)):
+            floor = self._to_dn(np.array([o.floor_level]), None, gain)[0]
+            return FrameNoise(gain, None, np.full((self.height, self.width), floor, np.uint8))
+        idx = random_uint16(rng, (self.height, self.width))
+        floor_table = self._to_dn(np.full(65536, o.floor_level, np.float32), _NORMAL_LUT, gain)
+        return FrameNoise(gain, idx, np.take(floor_table, idx))
+
     def expose(self, radiance: np.ndarray, rng: np.random.Generator | None,
                boxes: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
         """Radiance -> 8-bit image with exposure jitter, shot and read noise.
 
         With ``boxes`` (the regions where the radiance is not the plain floor) the floor
         elsewhere goes through a 65536-entry table (the same noise model, computed once
-        per frame for the floor's level): about 3x faster."""
-        o = self.options
-        gain = 255.0 * o.exposure
-        if rng is not None and o.exposure_jitter > 0:
-            gain *= max(0.0, 1.0 + o.exposure_jitter * float(rng.standard_normal()))
-        noisy = rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)
-
-        def to_dn(rad: np.ndarray, z: np.ndarray | None) -> np.ndarray:
-            dn = rad.astype(np.float32) * np.float32(gain)
-            if z is not None:
-                var = np.float32(o.read_noise_dn ** 2)
-                if o.shot_noise_dn > 0:
-                    var = np.float32(o.shot_noise_dn) * np.maximum(dn, 0) + var
-                dn += np.sqrt(var) * z
-            dn += np.float32(0.5)
-            np.clip(dn, 0.0, 255.0, out=dn)
-            return dn.astype(np.uint8)
-
+        per frame for the floor's level, ``frame_noise``): about 3x faster."""
         if boxes is None:
+            o = self.options
+            gain = 255.0 * o.exposure
+            if rng is not None and o.exposure_jitter > 0:
+                gain *= max(0.0, 1.0 + o.exposure_jitter * float(rng.standard_normal()))
+            noisy = rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)
             z = standard_normals(rng, radiance.shape) if noisy else None
-            return to_dn(radiance, z)
-        if not noisy:
-            out = np.full(radiance.shape, to_dn(np.array([o.floor_level]), None)[0], np.uint8)
-            for u0, v0, u1, v1 in boxes:
-                out[v0:v1 + 1, u0:u1 + 1] = to_dn(radiance[v0:v1 + 1, u0:u1 + 1], None)
-            return out
-        n = radiance.size
-        idx = np.frombuffer(rng.bytes(2 * n), dtype=np.uint16).reshape(radiance.shape)
-        floor_table = to_dn(np.full(65536, o.floor_level, np.float32), _NORMAL_LUT)
-        out = floor_table[idx]
+            return self._to_dn(radiance, z, gain)
+        noise = self.frame_noise(rng)
+        out = noise.floor
         for u0, v0, u1, v1 in boxes:
-            out[v0:v1 + 1, u0:u1 + 1] = to_dn(radiance[v0:v1 + 1, u0:u1 + 1],
-                                              _NORMAL_LUT[idx[v0:v1 + 1, u0:u1 + 1]])
+            box = (slice(v0, v1 + 1), slice(u0, u1 + 1))
+            z = None if noise.idx is None else _NORMAL_LUT[noise.idx[box]]
+            out[box] = self._to_dn(radiance[box], z, noise.gain)
         return out
 
     def render(self, pose: Pose | None, rng: np.random.Generator | None = None, t_s: float = 0.0,

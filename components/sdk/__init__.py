@@ -14,8 +14,11 @@ the order a newcomer reads them:
 - ``host.py``       ``ComponentHost``: lifecycle checks and output stamping, shared by the
                     in-process adapter and the serve loop
 - ``wire.py``       type registry, deterministic serialization, parameters on the wire
-- ``serve.py``      the ROUTER loop serving components (``moonpool serve``)
+- ``serve.py``      the ROUTER loop serving components (``moonpool serve``; its command
+                    line in ``serve_cli.py``)
+- ``confine.py``    where a served component's path and device parameters may point
 - ``security.py``   CURVE keys, the server's allow-list, the client's socket setup
+- ``lograte.py``    rate-limited log lines about what peers do
 - ``loading.py``    ENTRY → class (short names, ``module:Class``, ``file.py:Class``)
 - ``commands.py``   subcommands of ``moonpool`` that component packages register
 - ``tomlfile.py``   TOML parsing (rig files, profiles, scene files): moonpool's one

@@ -26,11 +26,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from .errors import EntryError
+from .loading import entry_points
 
 GROUP = "moonpool.commands"
 
@@ -61,7 +61,7 @@ def registered_commands() -> tuple[dict[str, Command | CommandGroup], list[Entry
     CommandGroup (the others still work)."""
     out: dict[str, Command | CommandGroup] = {}
     problems: list[EntryError] = []
-    for ep in sorted(importlib.metadata.entry_points(group=GROUP), key=lambda e: e.name):
+    for ep in sorted(entry_points(GROUP), key=lambda e: e.name):
         name = " ".join(ep.name.split())
         mod_name, _, attr = ep.value.partition(":")
         try:

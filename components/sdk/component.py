@@ -88,6 +88,10 @@ class Port:
     """One line for ``moonpool describe`` and the docs."""
     queued: bool = False
     """Inputs only: deliver every message since the last step (a list) instead of the latest."""
+    attachment: bool = False
+    """Messages on this port may carry bulk data (image pixels) beside them: an output
+    may return :class:`Attached`, an input receives it. An attachment on a port without
+    it is refused (an input: INVALID_INPUT; an output: the component fails)."""
 
     @property
     def type_name(self) -> str:
@@ -104,13 +108,17 @@ class Attached:
     """The bulk bytes; any object supporting the buffer protocol (a numpy array too)."""
 
 
-def param(default: Any = dataclasses.MISSING, doc: str = "", *, unit: str = "") -> Any:
+def param(default: Any = dataclasses.MISSING, doc: str = "", *, unit: str = "",
+          device: bool = False) -> Any:
     """Declare a parameter field with its description and SI unit.
 
     ``x_m: float = param(0.0, "initial depth", unit="m")``; omit ``default`` for a
     required parameter. Lists are given as tuples (the dataclass is frozen).
+    ``device=True``: the value names a device (a serial port, a camera, a pyserial URL);
+    a served component may open only the devices its operator allows
+    (``moonpool serve --device``; components/sdk/confine.py).
     """
-    metadata = {"doc": doc, "unit": unit}
+    metadata = {"doc": doc, "unit": unit, **({"device": True} if device else {})}
     if isinstance(default, list):
         default = tuple(default)
     if isinstance(default, dict):  # a table: each instance gets its own copy

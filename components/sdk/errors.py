@@ -173,7 +173,9 @@ def error_from_wire(err: _lc.Error, component: str) -> ComponentError:
     (:func:`remote_text`). ``from_wire`` is set on the exception."""
     cls = _BY_CODE.get(err.code, ComponentError)
     message = remote_text(err.message) or "unspecified error"
-    if err.component and err.component != component:
+    if err.component and err.component != component and err.code != _lc.ERROR_CODE_BUSY:
+        # (BUSY is about the endpoint, not a component: whatever name it carries, maybe
+        # one the session's holder chose, is left out.)
         message += f" (the error names component '{remote_text(err.component, 100)}')"
     exc = cls(message, component=component, fix=remote_text(err.fix))
     exc.code = err.code or cls.code
@@ -248,6 +250,11 @@ class AuthenticationFailed(SimulationError):
 
 class Interrupted(SimulationError):
     """The run was stopped by a signal (Ctrl-C or SIGTERM)."""
+
+
+class RecordingFailed(SimulationError):
+    """The recording could not be written (a full disk, a file system error): the run
+    stops; what was written before stays readable."""
 
 
 def describe_problems(problems: Sequence[Problem]) -> str:

@@ -44,6 +44,7 @@ _log = logging.getLogger("moonpool.host")
 
 from . import wire
 from .component import Attached, Component
+from .confine import Confinement
 from .errors import (
     ComponentError,
     LifecycleError,
@@ -90,9 +91,13 @@ class ComponentHost:
     ``output_type(port, type_name, message, payload, attachment)`` (an in-process
     orchestrator makes its own sample objects here, one object per message)."""
 
-    def __init__(self, component: Component, base_dir: str | Path | None = None) -> None:
+    def __init__(self, component: Component, base_dir: str | Path | None = None,
+                 confinement: Confinement | None = None) -> None:
         """``base_dir``: the folder relative ``Path`` parameters are taken from (the
-        rig file's folder; ``moonpool serve --base-dir``); None: the current folder."""
+        rig file's folder); None: the current folder. ``confinement``: a served
+        component's (``moonpool serve``): path parameters must stay inside its folder
+        and devices be allowed ones (confine.py); it replaces ``base_dir``."""
+        self.confinement = confinement
         if not isinstance(component, Component):
             raise TypeError(f"{component!r} is not a moonpool Component")
         self.component = component
@@ -131,7 +136,8 @@ class ComponentHost:
         name = msg.instance_name or self.name
         cls = type(self.component)
         given = {p.name: wire.from_parameter_value(p.value) for p in msg.parameters}
-        params = wire.build_parameters(cls.Parameters, given, component=name, base_dir=self.base_dir)
+        params = wire.build_parameters(cls.Parameters, given, component=name,
+                                       base_dir=self.base_dir, confinement=self.confinement)
         self.name = name
         self.component.name = name
         self.component.seed = int(msg.seed)
@@ -197,6 +203,12 @@ class ComponentHost:
     def set_parameters(self, parameters: Sequence[tuple[str, Any]], t_ns: int) -> None:
         """Set tunable parameters before the step at ``t_ns``; ParameterError naming the
         parameter if it is not tunable (the component is then FAILED)."""
+        if len(parameters) > max(len(self.tunable), 1):
+            self.state = FAILED
+            raise ParameterError(
+                f"{len(parameters)} parameter changes in one step, for "
+                f"{len(self.tunable)} tunable parameter(s)", component=self.name,
+                fix="change each tunable parameter at most once per step")
         for name, value in parameters:
             if name not in self.tunable:
                 self.state = FAILED
@@ -234,6 +246,12 @@ class ComponentHost:
 
     def decode_inputs(self, values: list[lc.PortValue], attachments: list[Any]) -> dict[str, Any]:
         """PortValues from a Step request -> the ``inputs`` mapping given to ``step``."""
+        if len(values) > wire.MAX_PORT_VALUES:
+            raise PortError(
+                f"{len(values)} input values in one request, more than {wire.MAX_PORT_VALUES}",
+                component=self.name,
+                fix="deliver fewer messages per step (a faster consumer, or a slower source "
+                    "into a queued input)")
         queues = self._queued_inputs
         inputs: dict[str, Any] = {name: [] for name in queues} if queues else {}
         table = self._input_table
@@ -245,7 +263,7 @@ class ComponentHost:
                     f"input for unknown port '{name}'", component=self.name,
                     fix=f"inputs are {sorted(self._inputs)}",
                 )
-            cls, type_name, queued = port
+            cls, type_name, queued, attached = port
             if pv.type != type_name:
                 raise PortError(
                     f"input '{name}' expects {type_name}, got {pv.type}",
@@ -260,6 +278,13 @@ class ComponentHost:
                                 fix=f"send {type_name} serialized by protobuf") from exc
             index = pv.attachment
             if index:
+                if not attached:
+                    raise PortError(
+                        f"input '{name}' does not take attachments, but one came with it",
+                        component=self.name,
+                        fix="send the message without an attachment, or connect an output "
+                            "that carries none (a port takes attachments when its "
+                            "Description says attachment = true)")
                 if index > len(attachments):
                     raise PortError(
                         f"input '{name}' refers to attachment frame {index} "
@@ -285,13 +310,15 @@ class ComponentHost:
         self._seq: dict[str, int] = {p.name: 0 for p in outputs}
         # For the hot path (decode_inputs, the serve loop's encoding): per input
         # (class, type name, queued); per output its PortValue's constant fields.
-        self._input_table = {p.name: (p.type, p.type_name, p.queued) for p in inputs}
+        self._input_table = {p.name: (p.type, p.type_name, p.queued, p.attachment)
+                             for p in inputs}
         self._queued_inputs = tuple(p.name for p in inputs if p.queued)
         self.port_value_prefixes = {p.name: wire.port_value_prefix(p.name, p.type_name)
                                     for p in outputs}
         # (name, class, type name, has a header) per output, for the hot path.
         self._output_table = [
-            (p.name, p.type, p.type_name, "header" in p.type.DESCRIPTOR.fields_by_name)
+            (p.name, p.type, p.type_name, "header" in p.type.DESCRIPTOR.fields_by_name,
+             p.attachment)
             for p in outputs
         ]
 
@@ -346,7 +373,7 @@ class ComponentHost:
         make = self.output_type
         found = 0
         # Declared order, so recordings and digests do not depend on dict order.
-        for name, cls, type_name, has_header in self._output_table:
+        for name, cls, type_name, has_header, attached in self._output_table:
             value = result.get(name)
             if value is None:
                 if name in result:
@@ -356,6 +383,13 @@ class ComponentHost:
             attachment = None
             if type(value) is not cls:
                 if isinstance(value, Attached):
+                    if not attached:
+                        self.state = FAILED
+                        raise PortError(
+                            f"output '{name}' returned an attachment, but the port does not "
+                            "carry them", component=self.name,
+                            fix=f"declare Port('{name}', ..., attachment=True), or return "
+                                "the message alone")
                     value, attachment = value.message, value.data
                 if not isinstance(value, cls):
                     self.state = FAILED

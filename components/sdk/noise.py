@@ -106,11 +106,18 @@ def _normals(words: np.ndarray) -> np.ndarray:
 class KeyedNoise:
     """Noise source of one component: ``KeyedNoise(seed, name).normal(k, "depth")``."""
 
-    def __init__(self, seed: int, component: str) -> None:
+    def __init__(self, seed: int, component: str, ahead: int = 0) -> None:
+        """``ahead`` > 1: a draw of one sample (``normal``, ``normal_range`` of one)
+        computes the next ``ahead`` samples of its channel at once (one vectorised
+        Philox call; the values are the same, see ``normal_range``) and serves the
+        following draws from them — for a sensor that draws each channel once per step,
+        in sample order."""
         self.seed = int(seed)
         self.component = component
+        self.ahead = int(ahead)
         self._keys: dict[str, np.ndarray] = {}
         self._int_keys: dict[str, tuple[int, int]] = {}
+        self._ahead: dict[str, tuple[int, np.ndarray]] = {}
 
     def _key(self, channel: str) -> np.ndarray:
         key = self._keys.get(channel)
@@ -133,11 +140,30 @@ class KeyedNoise:
                              "use one channel per quantity")
         return n
 
+    def normals4(self, index: int, channel: str) -> np.ndarray:
+        """The four normals of sample ``index`` on ``channel`` (read-only: it may be
+        a row of the draws made ahead)."""
+        return self._normals_of(int(index), channel)
+
+    def _normals_of(self, index: int, channel: str) -> np.ndarray:
+        if self.ahead > 1:
+            first, z = self._ahead.get(channel, (-1, None))
+            if z is None or not 0 <= index - first < len(z):
+                if not 0 <= index <= _MASK64:
+                    raise ValueError(f"sample indices must be in [0, 2**64), got {index}")
+                count = min(self.ahead, _MASK64 - index + 1)
+                z = _normals(_blocks(self._key(channel), index, count))
+                z.flags.writeable = False
+                first = index
+                self._ahead[channel] = (first, z)
+            return z[index - first]
+        return _normals1(_block(self._int_key(channel), index))
+
     def normal(self, index: int, channel: str, size: int | None = None):
         """Standard normal value(s) of sample ``index`` on ``channel`` (size 1..4, or None
         for a scalar)."""
-        z = _normals1(_block(self._int_key(channel), int(index)))
-        return float(z[0]) if size is None else z[: self._width(size)]
+        z = self._normals_of(int(index), channel)
+        return float(z[0]) if size is None else z[: self._width(size)].copy()
 
     def uniform(self, index: int, channel: str, size: int | None = None):
         """Uniform (0, 1] value(s) of sample ``index`` on ``channel``."""
@@ -147,8 +173,8 @@ class KeyedNoise:
     def normal_range(self, first: int, count: int, channel: str, size: int = 1) -> np.ndarray:
         """Samples ``first .. first+count-1`` at once: shape (count, size). Row i equals
         ``normal(first + i, channel, size)``."""
-        if count == 1:  # one sample per step: the scalar path, the same values
-            return _normals1(_block(self._int_key(channel), int(first)))[None, : self._width(size)]
+        if count == 1:  # one sample per step: the scalar path (or the draws ahead), the same values
+            return self._normals_of(int(first), channel)[None, : self._width(size)].copy()
         return _normals(_blocks(self._key(channel), int(first), int(count)))[:, : self._width(size)]
 
     def uniform_range(self, first: int, count: int, channel: str, size: int = 1) -> np.ndarray:

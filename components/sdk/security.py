@@ -28,10 +28,8 @@ uses :class:`ClientSecurity` for its DEALER sockets.
 from __future__ import annotations
 
 import logging
-import math
 import os
 import stat
-import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +39,7 @@ import zmq.auth
 from zmq.utils import z85
 
 from .errors import KeyFileError
+from .lograte import RateLimitedLog
 
 log = logging.getLogger("moonpool.security")
 
@@ -251,44 +250,24 @@ class ClientSecurity:
 class _AllowList:
     """The ZAP credentials provider: a client is let in iff its key is listed."""
 
-    LOG_BURST = 5
-    """Refusals logged one by one per ``LOG_WINDOW_S``; the rest are counted."""
-    LOG_WINDOW_S = 10.0
-    """The rate-limit window, s: at most LOG_BURST + 1 warnings per window."""
-
     def __init__(self, allowed: dict[bytes, str]) -> None:
         self.allowed = allowed
         self.accepted = 0
         self.denied = 0
-        self._window_start = -math.inf
-        self._in_window = 0  # refusals seen in the current window
+        # A flood of handshakes must not flood the log.
+        self.refusals = RateLimitedLog(log, logging.WARNING, "refused {n} more connection(s) "
+                                       "with unknown CURVE keys in {s} s (not logged one by one)")
 
     def callback(self, domain: str, key: bytes) -> bool:
         name = self.allowed.get(key)
         if name is None:
             self.denied += 1
-            self._log_refusal(key)
+            self.refusals.log("refused a connection: CURVE key %s is not among the allowed "
+                              "client keys (--allow)", key.decode("ascii", "replace"))
             return False
         self.accepted += 1
         log.info("accepted a connection from the holder of %s", name)
         return True
-
-    def _log_refusal(self, key: bytes) -> None:
-        """Rate-limited: a flood of handshakes must not flood the log."""
-        now = time.monotonic()
-        if now - self._window_start >= self.LOG_WINDOW_S:
-            unlogged = self._in_window - self.LOG_BURST
-            if unlogged > 0:
-                log.warning("refused %d more connection(s) with unknown CURVE keys in %.0f s "
-                            "(not logged one by one)", unlogged, now - self._window_start)
-            self._window_start, self._in_window = now, 0
-        self._in_window += 1
-        if self._in_window <= self.LOG_BURST:
-            log.warning("refused a connection: CURVE key %s is not among the allowed client "
-                        "keys (--allow)%s", key.decode("ascii", "replace"),
-                        "; further refusals in the next "
-                        f"{self.LOG_WINDOW_S:.0f} s are counted, not logged"
-                        if self._in_window == self.LOG_BURST else "")
 
 
 class ServerSecurity:

@@ -26,10 +26,7 @@ keys unless ``--insecure``.
 
 from __future__ import annotations
 
-import argparse
 import logging
-import os
-import signal
 import sys
 import time
 from collections.abc import Callable
@@ -41,12 +38,14 @@ from moonpool.v1 import lifecycle_pb2 as lc
 
 from . import wire
 from .component import Component
+from .confine import Confinement
 from .errors import (
     ComponentError,
-    EntryError,
     LifecycleError,
+    ParameterError,
     PortError,
     DEFAULT_FIX,
+    StepFailed,
     ProtocolError,
     error_to_wire,
     printable,
@@ -67,8 +66,9 @@ from .wire import (
     string_field,
     varint,
 )
-from .scheduling import fifo_io_threads, fifo_thread
-from .security import ServerSecurity, leaves_loopback
+from .lograte import RateLimitedLog
+from .scheduling import fifo_thread
+from .security import ServerSecurity
 
 log = logging.getLogger("moonpool.serve")
 
@@ -136,12 +136,29 @@ class Server:
         base_dir: str | None = None,
         security: ServerSecurity | None = None,
         max_message_bytes: int = wire.DEFAULT_MAX_MESSAGE_BYTES,
+        max_peer_timeout_ns: int = wire.DEFAULT_MAX_PEER_TIMEOUT_NS,
+        cpu_budget_s: float = 0.0,
+        confinement: Confinement | None = None,
         realtime_priority: int = 0,
     ) -> None:
         """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
         a peer declaring a larger one is disconnected before anything is allocated).
-        ``realtime_priority`` 1-99: the serving thread becomes SCHED_FIFO of that priority
-        at the first step (set-up, e.g. loading a scene, stays at normal priority)."""
+        ``max_peer_timeout_ns``: the longest peer timeout a Configure may ask for, and
+        the one a session bound by a refused (or unset) one gets (protocol.md §6).
+        ``cpu_budget_s``: the CPU time (of the serving thread) one session may use, its
+        component's work included; past it the session's next request is refused and
+        the session ended, so no peer holds the server for longer than the operator
+        allows (0: no budget). ``realtime_priority`` 1-99: the serving thread becomes
+        SCHED_FIFO of that priority at the first step (set-up, e.g. loading a scene, stays
+        at normal priority)."""
+        self.cpu_budget_s = cpu_budget_s
+        self.confinement = confinement
+        """Where the path parameters of the hosted components may point (``moonpool
+        serve``; confine.py), or None: anywhere (components spawned from a local rig)."""
+        if not 0 < max_peer_timeout_ns <= wire.MAX_PEER_TIMEOUT_LIMIT_NS:
+            raise ValueError(f"max_peer_timeout_ns must be in (0, "
+                             f"{wire.MAX_PEER_TIMEOUT_LIMIT_NS}], got {max_peer_timeout_ns}")
+        self.max_peer_timeout_s = max_peer_timeout_ns * 1e-9
         self.realtime_priority = realtime_priority
         if (factory is None) == (components is None):
             raise ValueError("give either one factory or a dict of named components")
@@ -171,11 +188,22 @@ class Server:
                 security.close()
             raise
         self.bound_endpoint = self.sock.getsockopt_string(zmq.LAST_ENDPOINT)
+        # libzmq closes a connection that declares a frame over ZMQ_MAXMSGSIZE without a
+        # word: the socket monitor's "disconnected" events, read when idle, are what a
+        # log line can say about it (rate-limited: a flood of connections is counted).
+        self._monitor = self.sock.get_monitor_socket(zmq.EVENT_DISCONNECTED)
+        self.closed_connections = RateLimitedLog(
+            log, logging.INFO, "{n} more connection(s) closed in {s} s (not logged one by one)")
         self.rejected = 0
         self._stopping = False
         self._time = (None, b"")  # the last Step time and its encoded field
         self._instance_fields = {key: string_field(K_ITEM, key) for key in self.factories}
         self._new_session()
+        # What this endpoint serves, as its operator named it: the name in an Error sent
+        # to a peer that is not the bound one -- never the bound session's instance name,
+        # which its peer chose (a squatter could otherwise make BUSY blame anyone).
+        self.kind = ("group(" + ",".join(self.hosts) + ")" if self.group
+                     else type(self.host.component).kind())
 
     # -- session ---------------------------------------------------------------
 
@@ -196,12 +224,14 @@ class Server:
 
     def _new_session(self) -> None:
         self.hosts = {
-            key: ComponentHost(f(), base_dir=self.base_dir) for key, f in self.factories.items()
+            key: ComponentHost(f(), base_dir=self.base_dir, confinement=self.confinement)
+            for key, f in self.factories.items()
         }
         self.peer: bytes | None = None
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
         self.last_heard = time.monotonic()
         self.heartbeats = 0
+        self.session_cpu_s = 0.0
 
     def _end_session(self, why: str) -> None:
         log.info("%s: session ended (%s)", self.name, why)
@@ -249,7 +279,15 @@ class Server:
                 except zmq.Again:
                     frames = None
                 if frames is not None:
-                    self._handle(frames)
+                    if self.cpu_budget_s:
+                        t0 = time.thread_time()
+                        self._handle(frames)
+                        if frames[0] == self.peer:
+                            self.session_cpu_s += time.thread_time() - t0
+                    else:
+                        self._handle(frames)
+                elif self._monitor.poll(0):
+                    self._log_closed_connections()
                 elif self.peer is not None and self.peer_timeout_s > 0:
                     silent = time.monotonic() - self.last_heard
                     if silent > self.peer_timeout_s:
@@ -258,10 +296,23 @@ class Server:
             pass
         finally:
             self._terminate_all()
+            try:
+                self.sock.disable_monitor()
+            except zmq.ZMQError:
+                pass
+            self._monitor.close(0)
             self.sock.close(0)
             if self.security is not None:
                 self.security.close()
         return 0
+
+    def _log_closed_connections(self) -> None:
+        while self._monitor.poll(0):
+            self._monitor.recv_multipart()
+            self.closed_connections.log(
+                "a connection closed: its peer ended it, the network dropped it, or it sent "
+                "a frame larger than --max-message-bytes (%d bytes), which is dropped unread",
+                self.max_message_bytes)
 
     def _handle(self, frames: list[bytes]) -> None:
         identity = frames[0]
@@ -302,6 +353,9 @@ class Server:
                 self.peer = identity
                 self.session_t0 = time.monotonic()
                 self.sessions += 1
+                # Bound from now on: the session expires after the longest allowed peer
+                # timeout unless a valid Configure asks for a shorter one.
+                self.peer_timeout_s = self.max_peer_timeout_s
                 _say(f"session {self.sessions} started: "
                      f"{req.instance or req.configure.instance_name} configured by an "
                      f"orchestrator (seed {req.configure.seed})")
@@ -317,6 +371,15 @@ class Server:
                 return
         if identity == self.peer:
             self.last_heard = time.monotonic()
+            if self.cpu_budget_s and self.session_cpu_s > self.cpu_budget_s and \
+                    body not in ("describe", "heartbeat"):
+                self._reject(prefix, req.request_id, StepFailed(
+                    f"this session has used {self.session_cpu_s:.1f} s of this server's CPU, "
+                    f"more than its budget of {self.cpu_budget_s:g} s; the session is ended",
+                    fix="run shorter sessions, or ask the server's operator for a larger "
+                        "--session-cpu-budget"))
+                self._end_session("CPU budget used up")
+                return
         reply = None  # the Reply message, or for Step and StepBatch the encoded envelope:
         envelope = None  # those are built by hand (components/sdk/wire.py, hot-path encoding)
         attachments: list[Any] = []
@@ -351,7 +414,7 @@ class Server:
                     # Only a Configure the state allows counts: an out-of-order one is
                     # refused below and changes nothing (found by fuzzing).
                     if host.state == lc.COMPONENT_STATE_CREATED:
-                        self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                        self.peer_timeout_s = self._peer_timeout(req.configure, host)
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
@@ -408,6 +471,23 @@ class Server:
         if end_session:
             self._end_session("terminated")
 
+    def _peer_timeout(self, configure: lc.Configure, host: ComponentHost) -> float:
+        """The session's peer timeout, s, from a Configure: 0 (unset) is the server's
+        limit; a negative value or one above the limit is refused (ParameterError,
+        before anything takes effect: the session keeps the limit)."""
+        ns = configure.peer_timeout_ns
+        limit_ns = round(self.max_peer_timeout_s * 1e9)
+        if ns == 0:
+            return self.max_peer_timeout_s
+        if not 0 < ns <= limit_ns:
+            raise ParameterError(
+                f"Configure.peer_timeout_ns is {ns} ns; it must be more than 0 and at most "
+                f"this server's limit, {limit_ns} ns ({limit_ns * 1e-9:g} s)",
+                component=host.name,
+                fix="give run.peer_timeout a duration up to the limit (or start the server "
+                    "with a larger --max-peer-timeout)")
+        return ns * 1e-9
+
     def _step(self, host: ComponentHost, s: lc.Step, frames_in: list,
               frames_out: list) -> bytes:
         """Step one host: its encoded StepResult (components/sdk/wire.py, hot-path encoding);
@@ -442,10 +522,23 @@ class Server:
 
     def _step_batch(self, batch: lc.StepBatch, frames_in: list, frames_out: list) -> bytes:
         """Step every listed component in order; one failing does not stop the others.
-        Returns the encoded StepBatchResult."""
+        Returns the encoded StepBatchResult. A batch naming more steps than this
+        endpoint hosts components, or a component twice, is refused before anything is
+        stepped (INVALID_INPUT): a request cannot make the server step more often than
+        it serves members."""
         parts: list[bytes] = []
         names, hosts = self._instance_fields, self.hosts
-        for item in batch.steps:
+        items = batch.steps
+        if len(items) > len(hosts) or (
+                self.group and len({item.instance for item in items}) != len(items)):
+            raise PortError(
+                f"a StepBatch of {len(items)} steps"
+                + (" names a component twice" if len(items) <= len(hosts) else
+                   f" for an endpoint hosting {len(hosts)} component(s)"),
+                component=self.name,
+                fix="list each hosted component at most once per StepBatch "
+                    "(docs/protocol.md §6a)")
+        for item in items:
             instance = item.instance
             host = None
             try:
@@ -465,175 +558,18 @@ class Server:
         self.rejected += 1
         log.warning("%s: rejected a request: %s", self.name, exc)
         reply = lc.Reply(protocol_version=wire.PROTOCOL_VERSION, request_id=request_id)
-        reply.error.CopyFrom(error_to_wire(exc, self.name))
+        reply.error.CopyFrom(error_to_wire(exc, self.kind))
         try:
             self.sock.send_multipart([*prefix, wire.serialize(reply)])
         except zmq.ZMQError:  # peer gone; nothing to answer
             pass
 
 
-INSECURE_WARNING = """\
-WARNING: INSECURE ENDPOINT {endpoint}
-  It is reachable from other machines and is NOT authenticated or encrypted
-  (--insecure): anyone who can reach it can read the stream and drive this component.
-  Use --key SERVER.key_secret --allow ORCHESTRATOR.key instead (moonpool keys generate).
-"""
-
-
-def security_from_args(args: argparse.Namespace, endpoint: str) -> tuple[ServerSecurity | None, str]:
-    """The server's CURVE setup from --key/--allow/--insecure, or (None, error text)."""
-    if args.insecure and (args.key or args.allow):
-        return None, "--insecure contradicts --key/--allow; give either keys or --insecure"
-    if args.key and not args.allow:
-        return None, ("--key needs --allow: the public key file(s) of the orchestrators that "
-                      "may connect, or a folder of them (fix: --allow keys/orchestrator.key)")
-    if args.allow and not args.key:
-        return None, ("--allow needs --key, this server's secret key file "
-                      "(fix: moonpool keys generate NAME, then --key NAME.key_secret)")
-    if not args.key:
-        if leaves_loopback(endpoint) and not args.insecure:
-            return None, (f"{endpoint} is reachable from other machines and no keys are given: "
-                          "refusing to serve it unauthenticated (fix: --key SERVER.key_secret "
-                          "--allow ORCHESTRATOR.key, keys from `moonpool keys generate NAME`; "
-                          "or bind tcp://127.0.0.1:PORT; or --insecure on a trusted network)")
-        return None, ""
-    from .errors import KeyFileError
-
-    try:
-        return ServerSecurity.from_files(
-            args.key, args.allow,
-            allow_insecure_permissions=args.allow_insecure_key_permissions), ""
-    except KeyFileError as exc:
-        return None, str(exc)
-
-
-def add_security_arguments(parser: argparse.ArgumentParser) -> None:
-    """--key, --allow, --insecure (shared by `moonpool serve`)."""
-    parser.add_argument("--key", metavar="SERVER_SECRET_FILE",
-                        help="this server's secret key file (NAME.key_secret): CURVE "
-                        "encryption and authentication; needs --allow")
-    parser.add_argument("--allow", action="append", default=[], metavar="CLIENT_PUBLIC_FILE",
-                        help="public key file (NAME.key) of an orchestrator allowed to connect, "
-                        "or a folder of them (repeatable); every other key is refused")
-    parser.add_argument("--insecure", action="store_true",
-                        help="serve a non-loopback tcp endpoint without keys (trusted networks "
-                        "only; warns loudly)")
-    parser.add_argument("--allow-insecure-key-permissions", action="store_true",
-                        help="accept a secret key file other users may read, and an --allow "
-                        "folder they may write (warns); refused by default")
-
-
-def add_max_message_argument(parser: argparse.ArgumentParser) -> None:
-    """--max-message-bytes (shared by `moonpool serve`)."""
-
-    def size(text: str) -> int:
-        try:
-            n = int(text)
-        except ValueError:
-            n = 0
-        if not 1024 <= n <= wire.MAX_MESSAGE_BYTES_LIMIT:
-            raise argparse.ArgumentTypeError(
-                f"expected a whole number of bytes from 1024 to {wire.MAX_MESSAGE_BYTES_LIMIT}, "
-                f"got {text!r}")
-        return n
-
-    parser.add_argument("--max-message-bytes", type=size,
-                        default=wire.DEFAULT_MAX_MESSAGE_BYTES, metavar="BYTES",
-                        help="the largest frame (request, reply or attachment) accepted or "
-                        "sent; a peer declaring a larger one is disconnected before anything "
-                        f"is allocated (default {wire.DEFAULT_MAX_MESSAGE_BYTES})")
-
-
-def _die_with_parent() -> None:
-    """Ask Linux to SIGKILL this process when its parent dies (no orphans)."""
-    if not sys.platform.startswith("linux"):
-        return
-    try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        PR_SET_PDEATHSIG = 1
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    except (OSError, AttributeError):
-        pass
-
-
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m moonpool.components.sdk.serve",
-        description="Serve one component, or a group of them (--component), on a ZeroMQ endpoint.",
-    )
-    parser.add_argument("entry", nargs="?",
-                        help="module:Class, file.py:Class or a registered short name")
-    parser.add_argument("--component", action="append", default=[], metavar="NAME=ENTRY",
-                        help="host a group: one component instance per flag (instead of ENTRY)")
-    parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
-    parser.add_argument("--once", action="store_true", help="exit after one session")
-    parser.add_argument("--base-dir", default=None, help="folder for relative file.py entries and file-path parameters")
-    parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
-    parser.add_argument("--log-level", default="INFO")
-    parser.add_argument("--realtime-priority", type=int, default=0, metavar="N",
-                        help="real time: step as a SCHED_FIFO process of priority N (1-99) "
-                        "from the first step on, ZeroMQ's I/O threads too (0: normal)")
-    add_max_message_argument(parser)
-    add_security_arguments(parser)
-    args = parser.parse_args(argv)
-    if bool(args.entry) == bool(args.component):
-        parser.error("give either ENTRY or one or more --component NAME=ENTRY")
-    label = args.entry or "group:" + ",".join(c.split("=", 1)[0] for c in args.component)
-    logging.basicConfig(
-        level=getattr(logging, args.log_level.upper(), logging.INFO),
-        format=f"[{label} %(levelname)s] %(message)s",
-        stream=sys.stderr,
-    )
-    escape_log_lines()
-    if args.parent_pid:
-        _die_with_parent()
-        if os.getppid() != args.parent_pid:  # parent died before prctl took effect
-            return 1
-    from .loading import load_entry
+    """``python -m moonpool.components.sdk.serve``: the command line (serve_cli.py)."""
+    from .serve_cli import main as serve_main
 
-    try:
-        if args.entry:
-            cls, components = load_entry(args.entry, args.base_dir), None
-        else:
-            cls, components = None, {}
-            for spec in args.component:
-                name, sep, entry = spec.partition("=")
-                if not sep or not name or not entry:
-                    parser.error(f"--component expects NAME=ENTRY, got {spec!r}")
-                components[name] = load_entry(entry, args.base_dir)
-    except EntryError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    security, problem = security_from_args(args, args.bind)
-    if problem:
-        print(f"error: {problem}", file=sys.stderr)
-        return 2
-    if not 0 <= args.realtime_priority <= 99:
-        print(f"error: --realtime-priority must be 0-99, got {args.realtime_priority}",
-              file=sys.stderr)
-        return 2
-    if args.realtime_priority and not fifo_io_threads(zmq.Context.instance(),
-                                                      args.realtime_priority):
-        args.realtime_priority = 0
-    try:
-        server = Server(cls, args.bind, components=components, once=args.once,
-                        base_dir=args.base_dir, security=security,
-                        max_message_bytes=args.max_message_bytes,
-                        realtime_priority=args.realtime_priority)
-    except zmq.ZMQError as exc:
-        print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
-        return 2
-    signal.signal(signal.SIGTERM, lambda *_: server.stop())
-    if args.once:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if security is None and leaves_loopback(args.bind):
-        print(INSECURE_WARNING.format(endpoint=args.bind), file=sys.stderr, flush=True)
-    how = (f"CURVE, {len(security.allow.allowed)} allowed client key(s)" if security
-           else "no authentication")
-    print(f"serving {label} on {server.bound_endpoint} ({how})", file=sys.stderr, flush=True)
-    return server.serve_forever()
+    return serve_main(argv)
 
 
 if __name__ == "__main__":

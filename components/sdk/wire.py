@@ -24,6 +24,7 @@ import moonpool.v1  # noqa: F401  (registers every moonpool.v1 type in the defau
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .component import Component, Port
+from .confine import Confinement
 from .errors import ParameterError, PortError, ProtocolError
 
 PROTOCOL_VERSION = lc.PROTOCOL_VERSION_1
@@ -36,6 +37,26 @@ holds a 1920×1080 RGB8 image (6.2 MB) with room to spare; raise it (``run.max_m
 ``moonpool serve --max-message-bytes``) for larger images."""
 MAX_MESSAGE_BYTES_LIMIT = 2**31 - 1
 """The upper bound of that option (a frame must fit libzmq's and protobuf's 2 GiB limits)."""
+
+DEFAULT_MAX_PEER_TIMEOUT_NS = 300 * 10**9
+"""The longest ``Configure.peer_timeout_ns`` a component accepts by default (5 min):
+every session expires, at the latest this long after its peer fell silent, so nobody
+can hold a component for good by configuring it and going away. ``0`` (unset) means
+this limit; a negative value or one above it is refused with INVALID_PARAMETER
+(docs/protocol.md §6). ``moonpool serve --max-peer-timeout`` changes it; a rig's
+``run.peer_timeout`` may not exceed it."""
+MAX_PEER_TIMEOUT_LIMIT_NS = 3600 * 10**9
+"""The upper bound of ``--max-peer-timeout`` (1 h)."""
+
+MAX_PORT_VALUES = 65_536
+"""The most PortValues one Step (or Initialize) may carry: an ordinary input takes one,
+a queued input every message since the previous step, so this bounds what decoding
+one request can cost (refused with INVALID_INPUT above it; docs/protocol.md §2)."""
+MAX_PARAMETERS = 1024
+"""The most parameters one Configure (or one Step's tunable changes) may carry."""
+MAX_PROBLEMS = 20
+"""The most problems an Error lists (the rest are counted): an answer stays small
+whatever a request holds."""
 
 _CLASSES: dict[str, type[Message]] = {}
 
@@ -170,14 +191,17 @@ def from_parameter_value(pv: lc.ParameterValue) -> Any:
 
 
 def coerce_parameter(
-    name: str, annotation: Any, value: Any, base_dir: str | Path | None = None
+    name: str, annotation: Any, value: Any, base_dir: str | Path | None = None,
+    confinement: Confinement | None = None, device: bool = False,
 ) -> Any:
     """Convert a raw value to the declared type of parameter ``name``, or raise
     ParameterError saying what was expected.
 
     A parameter annotated ``pathlib.Path`` is a file path: a relative path is taken
-    from ``base_dir`` (the rig file's folder, or ``moonpool serve --base-dir``).
-    ``Path | None`` is an optional file path: "" or None give None.
+    from ``base_dir`` (the rig file's folder). ``Path | None`` is an optional file path:
+    "" or None give None. With a ``confinement`` (a served component, ``moonpool
+    serve``) the path must lie inside its folder, and a ``device`` parameter (declared
+    ``param(..., device=True)``) must be a device it allows (components/sdk/confine.py).
     """
     if _is_optional_path(annotation):
         if value is None or value == "":
@@ -191,10 +215,14 @@ def coerce_parameter(
                 f"parameter '{name}' expects a file path (a string), got {value!r}",
                 fix=f"set {name} to a path, relative to the rig file's folder",
             )
+        if confinement is not None:
+            return confinement.path(name, value)
         path = Path(value).expanduser()
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
         return path
+    if device and confinement is not None and isinstance(value, str):
+        return confinement.device(name, value)
     ptype = _parameter_type(annotation)
     bad = ParameterError(
         f"parameter '{name}' expects {_type_word(ptype)}, got {value!r}",
@@ -253,9 +281,15 @@ def build_parameters(
     given: Mapping[str, Any],
     component: str = "",
     base_dir: str | Path | None = None,
+    confinement: Confinement | None = None,
 ) -> Any:
     """Validate ``given`` against the Parameters dataclass; report every problem at once.
-    Relative ``Path`` parameters are taken from ``base_dir`` (see coerce_parameter)."""
+    Relative ``Path`` parameters are taken from ``base_dir``; with a ``confinement``
+    path and device parameters must stay within it (see coerce_parameter)."""
+    if len(given) > MAX_PARAMETERS:
+        raise ParameterError(
+            f"{len(given)} parameters given, more than {MAX_PARAMETERS}",
+            component=component, fix="give only the parameters the component declares")
     fields = {f.name: f for f in dataclasses.fields(params_cls)}
     types = _field_types(params_cls)
     problems: list[str] = []
@@ -269,14 +303,16 @@ def build_parameters(
         if name in given:
             try:
                 values[name] = coerce_parameter(
-                    name, types.get(name, Any), given[name], base_dir
-                )
+                    name, types.get(name, Any), given[name], base_dir, confinement,
+                    bool(f.metadata.get("device")))
             except ParameterError as exc:
                 problems.append(exc.message)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             problems.append(f"missing required parameter '{name}'")
     if problems:
         known = ", ".join(fields) or "none"
+        if len(problems) > MAX_PROBLEMS:
+            problems[MAX_PROBLEMS:] = [f"and {len(problems) - MAX_PROBLEMS} more"]
         raise ParameterError(
             "; ".join(problems),
             component=component,
@@ -305,6 +341,7 @@ def _port_spec(port: Port, direction: int) -> lc.PortSpec:
         type=port.type_name,
         queued=port.queued,
         description=port.description,
+        attachment=port.attachment,
     )
 
 

@@ -305,7 +305,7 @@ class ImagingSonarSensor(SeesBodies, SensorComponent):
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state"),)
     outputs = (Port("sonar", acoustics_pb2.ImagingSonar, "range x bearing intensity image"),
                Port("image", vision_pb2.ImageHeader, "the ping as a mono8 image (beams across, "
-                    "far range at the top), pixels attached"))
+                    "far range at the top), pixels attached", attachment=True))
     output_port = "sonar"
 
     @dataclass(frozen=True, kw_only=True)

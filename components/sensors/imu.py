@@ -312,7 +312,7 @@ def specific_force_and_rate(quat, vel, omega, accel, omega_dot, mount: Mount = M
     """
     q = np.asarray(quat, dtype=float)
     w = np.asarray(omega, dtype=float)
-    r = np.broadcast_to(mount.r, w.shape)
+    r = mount.r if w.shape == (3,) else np.broadcast_to(mount.r, w.shape)
     a = (np.asarray(accel, dtype=float) + cross(w, vel) + cross(omega_dot, r)
          + cross(w, cross(w, r)))
     R_wb = rot_from_quat(q)
@@ -363,7 +363,9 @@ class ImuModel:
         if not dt > 0:
             raise ValueError("the sample period dt must be > 0")
         self.params, self.dt = params, float(dt)
-        self.noise = KeyedNoise(seed, name)
+        # One sample per step: each channel's next 64 draws are made at once (the same
+        # values as one by one).
+        self.noise = KeyedNoise(seed, name, ahead=64)
         self._triads = {}
         for key, tp in (("gyro", params.gyro), ("accel", params.accel)):
             sig = tp.gm_sigma
@@ -371,8 +373,10 @@ class ImuModel:
             phases = (2.0 * math.pi * self.noise.uniform_range(0, len(params.vibration_freqs_hz),
                                                                f"{key}_vib_phase", 3)
                       if params.vibration_freqs_hz else np.zeros((0, 3)))
-            self._triads[key] = dict(tp=tp, M=tp.matrix, sigma=sig,
-                                     phis=tuple(math.exp(-self.dt / T) for T in band),
+            phis = tuple(math.exp(-self.dt / T) for T in band)
+            self._triads[key] = dict(tp=tp, M=tp.matrix, sigma=sig, phis=phis,
+                                     gains=tuple(sig * math.sqrt(1.0 - phi * phi) for phi in phis),
+                                     channels=tuple(_gm_channel(key, j) for j in range(len(band))),
                                      rw_step=tp.random_walk * math.sqrt(self.dt), phases=phases)
         self.reset()
 
@@ -387,6 +391,8 @@ class ImuModel:
         return self._triads[triad]["sigma"]
 
     def _bias(self, key: str, first: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+        if n == 1:
+            return self._bias1(key, first)
         t, st = self._triads[key], self._state[key]
         gm = np.zeros((n, 3))
         for j, phi in enumerate(t["phis"]):
@@ -403,6 +409,32 @@ class ImuModel:
             rw = np.zeros((n, 3))
         st.rw = rw[-1].copy()
         return gm, rw
+
+    def _bias1(self, key: str, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """``_bias`` of one sample k, in Python floats: the operations ``lfilter`` performs
+        for one sample (y = z + x with z = φ b_{k−1}, resp. z = b_RW,k−1), in the same
+        order, so the same bits (``test_same_seed_one_by_one_equals_batch``)."""
+        t, st = self._triads[key], self._state[key]
+        total = [0.0, 0.0, 0.0]
+        for j, (phi, gain, channel) in enumerate(zip(t["phis"], t["gains"], t["channels"])):
+            w = self.noise.normals4(k, channel).tolist()
+            prev = st.gm[j].tolist()
+            if k == 0:
+                b = [t["sigma"] * w[a] for a in range(3)]
+            else:
+                b = [phi * prev[a] + gain * w[a] for a in range(3)]
+            st.gm[j] = b
+            total = [total[a] + b[a] for a in range(3)]
+        rw = st.rw.tolist()
+        if t["rw_step"] > 0 and k > 0:
+            w = self.noise.normals4(k, f"{key}_rw").tolist()
+            rw = [rw[a] + t["rw_step"] * w[a] for a in range(3)]
+        elif t["rw_step"] > 0:
+            rw = [rw[a] + 0.0 for a in range(3)]
+        else:
+            rw = [0.0, 0.0, 0.0]
+        st.rw = np.array(rw)
+        return np.array([total]), np.array([rw])
 
     def run(self, f_true, w_true, temperature_c=None, thruster_speed=None) -> dict[str, np.ndarray]:
         """The next n samples. f_true, w_true: (n, 3) noise-free specific force (m/s²) and

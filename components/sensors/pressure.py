@@ -95,7 +95,7 @@ class PressureModel:
                  seed: int = 0, name: str = "pressure") -> None:
         params.check()
         self.params, self.water, self.mount = params, water, mount
-        self.noise = KeyedNoise(seed, name)
+        self.noise = KeyedNoise(seed, name, ahead=64)  # draws made 64 samples ahead: same values
 
     def sensor_depth(self, position_ned_m, quaternion) -> np.ndarray:
         """d_s = d + (R_wb r)_z for n samples."""

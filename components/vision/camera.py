@@ -98,13 +98,19 @@ class DeepSeaCamera(Component):
 
     inputs = (Port("state", vehicle_pb2.VehicleState, "true vehicle state (pose of the view)"),)
     outputs = (
-        Port("image", vision_pb2.ImageHeader, "the camera image; pixels attached"),
+        Port("image", vision_pb2.ImageHeader, "the camera image; pixels attached",
+             attachment=True),
         Port("camera_info", vision_pb2.CameraInfo, "K, distortion, mount and true pose"),
-        Port("range", vision_pb2.ImageHeader, "truth: range along each ray, mono16 mm (0: none)"),
-        Port("depth", vision_pb2.ImageHeader, "truth: z-depth, mono16 mm (0: none)"),
-        Port("normals", vision_pb2.ImageHeader, "truth: camera-frame normals, rgb8"),
-        Port("labels", vision_pb2.ImageHeader, "truth: semantic class ids, mono16"),
-        Port("instances", vision_pb2.ImageHeader, "truth: instance ids, mono16"),
+        Port("range", vision_pb2.ImageHeader, "truth: range along each ray, mono16 mm (0: none)",
+             attachment=True),
+        Port("depth", vision_pb2.ImageHeader, "truth: z-depth, mono16 mm (0: none)",
+             attachment=True),
+        Port("normals", vision_pb2.ImageHeader, "truth: camera-frame normals, rgb8",
+             attachment=True),
+        Port("labels", vision_pb2.ImageHeader, "truth: semantic class ids, mono16",
+             attachment=True),
+        Port("instances", vision_pb2.ImageHeader, "truth: instance ids, mono16",
+             attachment=True),
     )
 
     @dataclass(frozen=True, kw_only=True)

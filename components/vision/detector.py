@@ -136,7 +136,8 @@ class StarfishDetector(Component):
     """Finds the starfish in the down-looking image; bearing and position estimate."""
 
     inputs = (
-        Port("image", vision_pb2.ImageHeader, "camera image (rgb8/rgb16, pixels attached)"),
+        Port("image", vision_pb2.ImageHeader, "camera image (rgb8/rgb16, pixels attached)",
+             attachment=True),
         Port("camera_info", vision_pb2.CameraInfo, "K, distortion and mount of that camera"),
         Port("altitude", acoustics_pb2.Altimeter, "altitude above the floor (optional)"),
         Port("state", vehicle_pb2.VehicleState, "vehicle pose for the NED bearing and position "

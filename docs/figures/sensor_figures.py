@@ -1,5 +1,6 @@
-"""The figures quoted in docs/sensors.md (pressure, magnetometer), recomputed from the
-models' code. Run: python docs/figures/sensor_figures.py"""
+"""The figures quoted in docs/sensors.md (pressure, magnetometer, the IMU presets'
+bias-instability bands), recomputed from the models' code.
+Run: python docs/figures/sensor_figures.py"""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import ppigrf
 
 from moonpool.components.sensors.environment import WaterColumn
 from moonpool.components.sensors.gnss import ned_to_geodetic
+from moonpool.components.sensors.imu import (FLICKER_FACTOR, ImuModelParams,
+                                              allan_deviation_model, allan_floor)
 from moonpool.components.sensors.magnetometer import dipole_field_ned, igrf_field_ned
 
 # Seed 000's pycnocline (tests/unit/test_pressure.py: HADAL).
@@ -33,6 +36,23 @@ def igrf_at(lat: float, lon: float, height_km: float) -> np.ndarray:
     return np.array([float(np.ravel(bn)[0]), float(np.ravel(be)[0]), -float(np.ravel(bu)[0])])
 
 
+def imu_band_table() -> None:
+    """Per preset and triad: the band's processes, the τ of the theoretical floor and
+    where the curve is within 5 % of 0.664 B."""
+    print("| preset, triad | J | T_j | τ of the floor (theory) | flat within 5 % for τ in |")
+    print("| --- | --- | --- | --- | --- |")
+    grid = np.logspace(-3, 7, 4001)
+    for grade in ("mems", "tactical"):
+        for triad in ("gyro", "accel"):
+            t = getattr(getattr(ImuModelParams, grade)(), triad)
+            band, F = t.gm_band, FLICKER_FACTOR * t.bias_instability
+            _, tau_min = allan_floor(t.noise_density, t.gm_sigma, band, t.random_walk)
+            a = allan_deviation_model(grid, t.noise_density, t.gm_sigma, band, t.random_walk)
+            flat = grid[a <= 1.05 * F]
+            print(f"| {grade} {triad} | {len(band)} | {band[0]:.3g} … {band[-1]:.3g} s | "
+                  f"{tau_min:.3g} s | {flat[0]:.3g} … {flat[-1]:.3g} s |")
+
+
 def main() -> None:
     strat, uniform = WaterColumn(**HADAL), WaterColumn(rho_surface=1025.0)
     p6, u6 = float(strat.pressure(6000.0)), float(uniform.pressure(6000.0))
@@ -48,6 +68,7 @@ def main() -> None:
         d = igrf_at(lat, lon, h / 1e3) - ref
         print(f"igrf14 change over {label}: |dB| {np.linalg.norm(d):.0f} nT "
               f"(total field {np.linalg.norm(d + ref) - np.linalg.norm(ref):+.0f} nT)")
+    imu_band_table()
 
 
 if __name__ == "__main__":

@@ -106,7 +106,8 @@ int hydro_validate(const HydroParams *p, char *msg, size_t len)
         const double mc[5] = {p->mesh_cp, p->mesh_cf, p->mesh_cl, p->magnus_cm, p->magnus_area};
         if (p->mesh < 1 || p->mesh > HYDRO_N_MESHES) {
             snprintf(msg, len, "invalid parameter mesh = %d: the mesh backend (backend = 2) needs a "
-                               "built-in mesh 1..%d (1 sphere, 2 box, 3 cylinder, 4 lander; "
+                               "built-in mesh 1..%d (1 sphere, 2 box, 3 cylinder, 4 lander, 5 bluerov2_heavy, "
+                               "6 remus100; "
                                "docs/hydrodynamics.md, Mesh backend)", p->mesh, HYDRO_N_MESHES);
             return -1;
         }

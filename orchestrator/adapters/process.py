@@ -75,6 +75,7 @@ class ProcessAdapter(RemoteAdapter):
             str(os.getpid()),
             "--base-dir",
             str(base_dir),
+            "--unconfined",  # its parameters come from the rig on this machine
             "--max-message-bytes",
             str(kwargs.get("max_message_bytes", wire.DEFAULT_MAX_MESSAGE_BYTES)),
         ]

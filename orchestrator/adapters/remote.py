@@ -425,6 +425,7 @@ class RemoteAdapter(Adapter):
                 except zmq.ZMQError as exc:
                     raise ConnectionLost(f"socket error: {exc}", component=self.name) from exc
                 if frames is None:
+                    self._check_heartbeat(time.monotonic())
                     if remaining <= 0:
                         self.supervise()  # a dead child is a crash, not a timeout
                         self.failed = True
@@ -558,7 +559,10 @@ class RemoteAdapter(Adapter):
             # A step is out: collected when needed, so the component may have answered
             # long ago and now hears nothing. Keep its session alive; the step's own
             # timeout, not a heartbeat's, governs whether it is hung (its answer comes
-            # after the step's reply and is skipped when that is collected).
+            # after the step's reply and is skipped when that is collected). A
+            # heartbeat sent before the step still counts: a step sent into a silent
+            # link does not restart the heartbeat's clock.
+            self._check_heartbeat(now)
             if now - max(self._in_flight[2], self._hb_sent) > self.heartbeat_interval_s:
                 self._send("heartbeat", lc.Heartbeat(state=lc.COMPONENT_STATE_INITIALIZED))
                 self._hb_sent = now
@@ -568,18 +572,25 @@ class RemoteAdapter(Adapter):
             # Drain whatever arrived (heartbeat answers, garbage) without blocking.
             while self.sock.poll(0, zmq.POLLIN):
                 self._accept(self.sock.recv_multipart())
-            if self._hb_outstanding is not None and now - self._hb_outstanding > self.peer_timeout_s:
-                self.failed = True
-                raise ConnectionLost(
-                    f"no heartbeat answer for {now - self._hb_outstanding:.1f} s ({self._where()})",
-                    component=self.name,
-                    fix="check that the component is running and the network path is up",
-                )
+            self._check_heartbeat(now)
             return
         if now - self._last_contact > self.heartbeat_interval_s:
             self.supervise()
             self._send("heartbeat", lc.Heartbeat(state=lc.COMPONENT_STATE_INITIALIZED))
             self._hb_outstanding = now
+
+    def _check_heartbeat(self, now: float) -> None:
+        """ConnectionLost once a heartbeat has gone unanswered for peer_timeout, whatever
+        was sent after it (docs/distributed.md: detection within heartbeat_interval +
+        peer_timeout)."""
+        sent = self._hb_outstanding
+        if sent is not None and now - sent > self.peer_timeout_s:
+            self.failed = True
+            raise ConnectionLost(
+                f"no heartbeat answer for {now - sent:.1f} s ({self._where()})",
+                component=self.name,
+                fix="check that the component is running and the network path is up",
+            )
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         reply, _ = self._call("terminate", lc.Terminate(), timeout_s or self.setup_timeout_s)

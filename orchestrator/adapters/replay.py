@@ -87,6 +87,8 @@ class RecordedComponent:
     not_recorded: tuple[str, ...] = ()
     """Output ports the recorded run left out of the recording (run.record_exclude):
     a replay has nothing to publish on them."""
+    attached: frozenset[str] = frozenset()
+    """Output ports whose recorded messages carry attachments (a ``#data`` channel)."""
 
 
 def inspect_recording(
@@ -116,6 +118,7 @@ def inspect_recording(
     skipped = info.metadata.get(COMPONENT_METADATA + source, {}).get("not_recorded", "")
     return RecordedComponent(
         path=Path(path), source=source, ports=ports,
+        attached=frozenset(p for p in ports if f"/{source}/{p}" in info.attached),
         schemas={t: info.schemas[t] for t in ports.values() if t in info.schemas},
         schedule=recorded_schedule(info, source), initialize_messages=initialize,
         not_recorded=tuple(p for p in skipped.split(",") if p),
@@ -303,7 +306,8 @@ class ReplayAdapter(Adapter):
         )
         for port, type_name in rec.ports.items():
             desc.outputs.add(name=port, direction=lc.PORT_DIRECTION_OUTPUT, type=type_name,
-                             description=f"recorded /{rec.source}/{port}")
+                             description=f"recorded /{rec.source}/{port}",
+                             attachment=port in rec.attached)
         extra = _merged_schemas(
             rec.schemas[t] for t in rec.ports.values()
             if not t.startswith("moonpool.v1.") and t in rec.schemas

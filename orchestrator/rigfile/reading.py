@@ -56,7 +56,8 @@ def parse_toml(text: str, file: str) -> dict[str, Any]:
 def read_profile(
     report: Report, key: str, value: Any, base_dir: Path, parameters: dict[str, Any]
 ) -> dict[str, Any]:
-    """``profile = "FILE.toml"``: the file's tables become the parameter ``profile``.
+    """``profile = "FILE.toml"``: the file's tables become the parameter ``profile``, with
+    the file's path as its ``file`` key (paths inside a profile are relative to it).
 
     A vehicle profile (fmus/hydrodynamics/profiles/) is TOML, and only this module
     parses TOML, so the rig loader reads it and hands the component its content as a
@@ -91,7 +92,7 @@ def read_profile(
     except tomlfile.TOMLDecodeError as exc:
         report.add(key, f"profile '{value}' is not valid TOML: {exc}")
         return parameters
-    return {**parameters, "profile": data}
+    return {**parameters, "profile": {**data, "file": str(path)}}
 
 
 # ------------------------------------------------------------------ overrides

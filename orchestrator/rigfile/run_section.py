@@ -11,6 +11,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from moonpool.components.sdk.wire import DEFAULT_MAX_PEER_TIMEOUT_NS
+
 from ..rig import RunConfig
 from . import values
 from .report import Report, did_you_mean, kind_of
@@ -53,12 +55,19 @@ def run_config(
     heartbeat = values.duration(
         report, "run.heartbeat_interval", get("heartbeat_interval"), positive=True
     )
-    peer_timeout = values.duration(report, "run.peer_timeout", get("peer_timeout"), positive=False)
+    peer_timeout = values.duration(report, "run.peer_timeout", get("peer_timeout"), positive=True)
     if heartbeat and peer_timeout and peer_timeout <= heartbeat:
         report.add(
             "run.peer_timeout",
             f"must be longer than heartbeat_interval ({heartbeat} ns), or peers time out "
-            "between two heartbeats; raise it (e.g. 10 x the interval) or use 0 to disable",
+            "between two heartbeats; raise it (e.g. 10 x the interval)",
+        )
+    if peer_timeout and peer_timeout > DEFAULT_MAX_PEER_TIMEOUT_NS:
+        report.add(
+            "run.peer_timeout",
+            f"is {peer_timeout * 1e-9:g} s, more than the {DEFAULT_MAX_PEER_TIMEOUT_NS // 10**9} s "
+            "a component accepts (a session must expire once its orchestrator is gone); "
+            "give at most that",
         )
     max_message = get("max_message_bytes")
     if isinstance(max_message, bool) or not isinstance(max_message, int) \

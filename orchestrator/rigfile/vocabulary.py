@@ -166,9 +166,10 @@ RUN = Table("[run]", "How long to simulate, with which seed and master algorithm
         "component exactly once. Empty: the rig's order.", []),
     Key("heartbeat_interval", duration(positive=True), "A process or remote component not "
         "contacted for this long gets a heartbeat.", "1s"),
-    Key("peer_timeout", duration(positive=False), "A spawned or served component ends its "
-        "session after this long without hearing from the orchestrator; 0 disables. "
-        "Otherwise longer than heartbeat_interval.", "10s"),
+    Key("peer_timeout", duration(positive=True), "A spawned or served component ends its "
+        "session after this long without hearing from the orchestrator, and the "
+        "orchestrator gives up on a component whose heartbeat answer is this late. Longer "
+        "than heartbeat_interval, at most 300 s (a session must expire).", "10s"),
     Key("max_message_bytes", {"type": "integer", "minimum": 1024, "maximum": 2**31 - 1},
         "The largest frame (request, reply or image attachment), bytes, a process or remote "
         "component may send or receive; a larger one closes the connection (a served "

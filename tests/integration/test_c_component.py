@@ -320,7 +320,9 @@ def test_garbage_errors_and_sessions_on_the_wire(scaler, ctx):
     _error(_call(a, _request(7, step=_step(0, 0, _pv(good)))), lc.ERROR_CODE_INVALID_STATE, 7)
     _error(_call(a, b"\x00"), lc.ERROR_CODE_MALFORMED, 0)  # garbage changes nothing either
     # The first real step (with a delimiter), then t going back, then one with an
-    # attachment frame that an input refers to.
+    # attachment frame that an input refers to: 'in' is not declared to take one
+    # (PortSpec.attachment), so INVALID_INPUT, state unchanged, and the same step
+    # without it goes through.
     res = _call(a, b"", _request(8, step=_step(0, 10 * MS, _pv(good)))).step_result
     out = _outputs(res.outputs)
     assert list(out) == ["out", "stats"] and res.time_ns == 0
@@ -331,8 +333,11 @@ def test_garbage_errors_and_sessions_on_the_wire(scaler, ctx):
     assert (h.sim_time_ns, h.seq, h.source, h.frame_id) == (10 * MS, 1, "direct", "")
     _error(_call(a, _request(9, step=_step(5 * MS, 10 * MS, _pv(good)))),
            lc.ERROR_CODE_INVALID_STATE, 9)
-    res = _call(a, _request(10, step=_step(10 * MS, 10 * MS, _pv(_signals(1, x=1.0), attachment=1))),
-                b"raw bytes").step_result
+    err = _error(_call(a, _request(10, step=_step(10 * MS, 10 * MS,
+                                                 _pv(_signals(1, x=1.0), attachment=1))),
+                       b"raw bytes"), lc.ERROR_CODE_INVALID_INPUT, 10)
+    assert "does not take attachments" in err.message
+    res = _call(a, _request(10, step=_step(10 * MS, 10 * MS, _pv(_signals(1, x=1.0))))).step_result
     out = _outputs(res.outputs)
     assert _values(out["out"]) == {"x": 3.0} and out["out"].header.seq == 1
     assert _values(out["stats"]) == {"steps": 2.0, "fresh": 2.0}

@@ -97,10 +97,11 @@ def _polyhedron(tris, scale):
 
 
 @pytest.mark.parametrize("mesh, name, scale", [(2, "box", 0.7), (1, "sphere", 0.5),
-                                               (4, "lander", 1.0)])
+                                               (4, "lander", 1.0), (5, "bluerov2_heavy", 1.0),
+                                               (6, "remus100", 1.0)])
 def test_mesh_volume_and_centroid(fmu, mesh, name, scale):
     out = evaluate(fmu, still_water(mesh=mesh, mesh_scale=scale), MESH)
-    tris = meshes.MESHES[mesh][1]()[0]
+    tris = meshes.triangles(mesh)[0]
     V, c = _polyhedron(tris, scale)
     assert out[0] == pytest.approx(V, rel=1e-12)
     assert np.allclose(out[1:], c, atol=1e-12 * scale)
@@ -165,8 +166,8 @@ def test_meshes_checked_at_build_time():
         meshes.check_closed("holed", box[:-1])
     with pytest.raises(meshes.MeshError, match="'flipped' is inside out"):
         meshes.check_closed("flipped", [(a, c, b) for a, b, c in box])
-    for _idx, (name, gen) in meshes.MESHES.items():
-        meshes.check_closed(name, gen()[0])
+    for idx, (name, _src) in meshes.MESHES.items():
+        meshes.check_closed(name, list(meshes.triangles(idx)[0]))
 
 
 def test_spinning_body_in_a_current_does_not_glide(fmu):

@@ -8,18 +8,16 @@ buffer all of it without the limit): memory and time stay small."""
 
 from __future__ import annotations
 
-import os
 import socket
 import struct
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
 import zmq
+from served import replaced, run_against, serve_process, serving
 
-from conftest import ROOT, SUPPORT
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.errors import ProtocolError
 from moonpool.components.sdk.security import ClientSecurity, generate_keys
@@ -43,31 +41,12 @@ def served(tmp_path):
     keys = tmp_path / "keys"
     for name in ("server", "orchestrator"):
         generate_keys(name, keys)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
-    log = tmp_path / "serve.log"
-    with open(log, "w") as f:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
-             "faulty:Healthy",
-             "--bind", "tcp://127.0.0.1:*", "--key", str(keys / "server.key_secret"),
-             "--allow", str(keys / "orchestrator.key")],
-            cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
+    server = serve_process(tmp_path, "faulty:Healthy", "--key", str(keys / "server.key_secret"),
+                           "--allow", str(keys / "orchestrator.key"))
     try:
-        deadline = time.monotonic() + 30
-        while "serving" not in log.read_text():
-            assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
-            time.sleep(0.05)
-        line = next(x for x in log.read_text().splitlines() if "serving" in x)
-        endpoint = line.split(" on ", 1)[1].split(" ", 1)[0]
-        yield proc, endpoint, keys, log
+        yield server.proc, server.endpoint, keys, server.log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        server.close()
 
 
 def _greeting() -> bytes:
@@ -139,10 +118,18 @@ def test_authorised_oversize_frame_is_refused_clearly(served):
     security.apply(sock)
     sock.connect(endpoint)
     idle = _rss_mb(proc.pid)
+    time.sleep(0.5)
+    closed = log.read_text().count("a connection closed")
     try:
         sock.send(b"\0" * (40 * MB))
         time.sleep(1.0)
         assert _rss_mb(proc.pid) - idle < 30
+        # The server dropped it (this side has not closed): the log says so, naming the
+        # limit (a frame dropped for size left no line before).
+        lines = log.read_text().split("\n")
+        dropped = [x for x in lines if "a connection closed" in x]
+        assert len(dropped) > closed, lines[-5:]
+        assert f"--max-message-bytes ({wire.DEFAULT_MAX_MESSAGE_BYTES} bytes)" in dropped[-1]
     finally:
         sock.close(0)
     assert _describe(endpoint, keys).HasField("description")
@@ -166,47 +153,28 @@ rate_hz = 50
 """
 
 
-class _LyingSocket:
-    """A ROUTER socket whose Terminated replies carry ``metrics_json`` instead."""
+def _metrics(metrics_json: str):
+    """A rewrite: Terminated replies carry ``metrics_json`` instead."""
 
-    def __init__(self, sock: zmq.Socket, metrics_json: str) -> None:
-        self._sock, self._metrics = sock, metrics_json
+    def rewrite(reply: lc.Reply, frames: list) -> list:
+        if reply.WhichOneof("body") != "terminated":
+            return frames
+        reply.terminated.metrics_json = metrics_json
+        return replaced(frames, reply)
 
-    def __getattr__(self, name: str):
-        return getattr(self._sock, name)
-
-    def send_multipart(self, frames, copy=True):
-        reply = lc.Reply.FromString(bytes(frames[-1]))
-        if reply.WhichOneof("body") == "terminated":
-            reply.terminated.metrics_json = self._metrics
-            frames = [*frames[:-1], wire.serialize(reply)]
-        return self._sock.send_multipart(frames, copy=copy)
+    return rewrite
 
 
 @pytest.mark.parametrize("metrics_json", ["{", "[" * 5000 + "]" * 5000, '"a string"'])
 def test_malformed_metrics_fail_the_run_cleanly(tmp_path, metrics_json):
-    import threading
-
     from faulty import Healthy
-    from moonpool.components.sdk.serve import Server
     from moonpool.orchestrator.recording import read_recording
-    from moonpool.orchestrator.rigfile import load_and_check
-    from moonpool.orchestrator.run import run_rig
 
-    server = Server(Healthy, "tcp://127.0.0.1:*", context=zmq.Context())
-    server.sock = _LyingSocket(server.sock, metrics_json)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        rig = tmp_path / "rig.toml"
-        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
-        result = run_rig(load_and_check(rig), tmp_path / "out")
-    finally:
-        server.stop()
-        thread.join(5)
-    s = result.summary
+    with serving(Healthy, _metrics(metrics_json)) as server:
+        s = run_against(server, RIG, tmp_path)
     assert s["status"] == "failed" and "component 'far'" in s["error"], s["error"]
     assert "metrics_json" in s["error"] and "far" not in s["metrics"]
+    assert s["failed_component"] == "far"  # not null (noticed by the last session)
     assert (tmp_path / "out" / "summary.json").exists()
     mcap = tmp_path / "out" / "recording.mcap"
     assert mcap.read_bytes().endswith(b"\x89MCAP0\r\n")  # finalised: footer and magic
@@ -244,53 +212,80 @@ def test_a_forged_instance_name_cannot_forge_a_server_log_line(served):
 # -- remote text (issue 24, point 8) -----------------------------------------------------
 
 
-class _BlamingSocket:
-    """A ROUTER socket that answers the third Step with an Error blaming another
-    component, its text full of terminal escapes."""
+def _blaming():
+    """A rewrite: the third StepResult becomes an Error blaming another component, its
+    text full of terminal escapes."""
+    steps = [0]
 
-    def __init__(self, sock: zmq.Socket) -> None:
-        self._sock, self._steps = sock, 0
+    def rewrite(reply: lc.Reply, frames: list) -> list:
+        if reply.WhichOneof("body") != "step_result":
+            return frames
+        steps[0] += 1
+        if steps[0] != 3:
+            return frames
+        reply = lc.Reply(protocol_version=1, request_id=reply.request_id)
+        reply.error.code = lc.ERROR_CODE_STEP_FAILED
+        reply.error.component = "../../etc\x1b[2J"
+        reply.error.message = "boom\x1b]0;pwned\x07\n[INFO] all good\x1b[31m"
+        reply.error.fix = "relax\x1b[0m"
+        return replaced(frames, reply)
 
-    def __getattr__(self, name: str):
-        return getattr(self._sock, name)
-
-    def send_multipart(self, frames, copy=True):
-        reply = lc.Reply.FromString(bytes(frames[-1]))
-        if reply.WhichOneof("body") == "step_result":
-            self._steps += 1
-            if self._steps == 3:
-                reply = lc.Reply(protocol_version=1, request_id=reply.request_id)
-                reply.error.code = lc.ERROR_CODE_STEP_FAILED
-                reply.error.component = "../../etc\x1b[2J"
-                reply.error.message = "boom\x1b]0;pwned\x07\n[INFO] all good\x1b[31m"
-                reply.error.fix = "relax\x1b[0m"
-                frames = [*frames[:-1], wire.serialize(reply)]
-        return self._sock.send_multipart(frames, copy=copy)
+    return rewrite
 
 
 def test_remote_error_text_is_sanitised_and_cannot_blame_another(tmp_path):
     import json
-    import threading
 
     from faulty import Healthy
-    from moonpool.components.sdk.serve import Server
-    from moonpool.orchestrator.rigfile import load_and_check
-    from moonpool.orchestrator.run import run_rig
 
-    server = Server(Healthy, "tcp://127.0.0.1:*", context=zmq.Context())
-    server.sock = _BlamingSocket(server.sock)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        rig = tmp_path / "rig.toml"
-        rig.write_text(RIG.format(endpoint=server.bound_endpoint))
-        result = run_rig(load_and_check(rig), tmp_path / "out")
-    finally:
-        server.stop()
-        thread.join(5)
-    s = result.summary
+    with serving(Healthy, _blaming()) as server:
+        s = run_against(server, RIG, tmp_path)
     assert s["status"] == "failed" and s["failed_component"] == "far", s
     assert "'../../etc\\x1b[2J'" in s["error"] and "\\n[INFO] all good" in s["error"]
     text = (tmp_path / "out" / "summary.json").read_text()
     assert not any(ord(c) < 32 and c != "\n" for c in json.loads(text)["error"])
     assert "\\u001b" not in text and "\x1b" not in text
+
+
+# -- untrusted Initialize outputs (issue 24, point 13) -----------------------------------
+
+
+def _garbling(body: str):
+    """A rewrite: the first output of every reply of kind ``body`` gets a payload that
+    does not parse."""
+
+    def rewrite(reply: lc.Reply, frames: list) -> list:
+        outputs = getattr(reply, body).outputs if reply.WhichOneof("body") == body else None
+        if not outputs:
+            return frames
+        outputs[0].payload = b"\xff\xff\xff"
+        return replaced(frames, reply)
+
+    return rewrite
+
+
+GARBLE_RIG = """
+[run]
+until = "0.1s"
+[components.far]
+run = "remote"
+endpoint = "{endpoint}"
+rate_hz = 100
+[components.far.parameters]
+initial_output = true
+"""
+
+
+@pytest.mark.parametrize("body", ["initialized", "step_result"])
+def test_an_unparseable_output_fails_the_run_naming_its_sender(tmp_path, body):
+    """An Initialize output that does not parse was recorded with status ok; now it
+    fails the run like a Step output, naming the component, and is not recorded."""
+    from probes import Count
+    from moonpool.orchestrator.recording import read_recording
+
+    with serving(Count, _garbling(body)) as server:
+        s = run_against(server, GARBLE_RIG, tmp_path)
+    assert s["status"] == "failed" and s["failed_component"] == "far", s
+    assert "output 'out' that is not a valid moonpool.v1.Signals" in s["error"], s["error"]
+    recorded = [m.payload for m in read_recording(tmp_path / "out" / "recording.mcap")]
+    assert b"\xff\xff\xff" not in recorded

@@ -32,6 +32,8 @@ log = logging.getLogger("raw")
 pytestmark = pytest.mark.slow
 
 MS = 1_000_000
+LIMIT_S = 300.0
+"""The longest peer timeout the twin accepts, and a bound session's until Configure (§6)."""
 
 # =====================================================================================
 # The component, from docs/protocol.md only (no moonpool.components below this line
@@ -101,7 +103,7 @@ class RawDoubler:
     def _new_session(self) -> None:
         self.state = lc.COMPONENT_STATE_CREATED
         self.peer: bytes | None = None
-        self.peer_timeout_s = 0.0
+        self.peer_timeout_s = LIMIT_S
         self.last_heard = time.monotonic()
         self.heartbeats = 0
         self.name = self.KIND
@@ -133,7 +135,6 @@ class RawDoubler:
                     continue
                 elif (
                     self.peer is not None
-                    and self.peer_timeout_s > 0
                     and time.monotonic() - self.last_heard > self.peer_timeout_s
                 ):
                     log.info("%s: no word from the orchestrator; session ended", self.name)
@@ -185,6 +186,7 @@ class RawDoubler:
         if body not in ("describe", "heartbeat"):
             if self.peer is None and body == "configure":
                 self.peer = identity
+                self.peer_timeout_s = LIMIT_S  # §6: bound, so it expires, whatever follows
             elif self.peer != identity:
                 if self.peer is None:
                     self._error(reply, lc.ERROR_CODE_INVALID_STATE, f"{body} before configure",
@@ -193,6 +195,7 @@ class RawDoubler:
                     self._error(reply, lc.ERROR_CODE_BUSY,
                                 "this component is serving another orchestrator",
                                 "wait until that run ends")
+                reply.error.component = self.KIND  # §6: never the bound instance's name
                 self._send(prefix, reply)
                 return
         if identity == self.peer:
@@ -208,7 +211,12 @@ class RawDoubler:
                 reply.heartbeat.counter = self.heartbeats
             elif body == "configure":
                 self._require(lc.COMPONENT_STATE_CREATED, body)
-                self.peer_timeout_s = req.configure.peer_timeout_ns * 1e-9
+                ns = req.configure.peer_timeout_ns  # §4 Configure: 0 = the limit
+                if not 0 <= ns <= LIMIT_S * 1e9:
+                    raise _Refuse(lc.ERROR_CODE_INVALID_PARAMETER,
+                                  f"peer_timeout_ns {ns} is not in (0, {LIMIT_S:g} s]",
+                                  "give a peer timeout up to the limit")
+                self.peer_timeout_s = ns * 1e-9 if ns else LIMIT_S
                 self.gain = self._parameters(req.configure)
                 self.name = req.configure.instance_name or self.KIND
                 self.state = lc.COMPONENT_STATE_CONFIGURED

@@ -160,11 +160,17 @@ BREAKS: dict[str, Break] = {
     "terminate-after-failed-configure": _when(
         lambda s, r: s.body == "terminate" and s.state == CREATED and s.bound,
         _to_body("error")),
+    "configure-peer-timeout-refused": _when(
+        lambda s, r: s.body == "configure" and s.req.configure.peer_timeout_ns < 0,
+        _to_body("ack")),
     "new-session": _when(lambda s, r: s.body == "heartbeat", _heartbeat_plus),
     "configure": _when(lambda s, r: s.body == "configure" and r.WhichOneof("body") == "ack",
                        _code(E.ERROR_CODE_INVALID_PARAMETER)),
     "busy": _when(lambda s, r: s.body == "configure" and _is_error(r, E.ERROR_CODE_BUSY),
                   _to_body("ack")),
+    "busy-names-no-instance": _when(lambda s, r: _is_error(r, E.ERROR_CODE_BUSY),
+                                    lambda s, r: (setattr(r.error, "component", "conformance"),
+                                                  r)[1]),
     "describe-other-peer": _when(lambda s, r: s.body == "describe" and s.bound
                                  and not s.from_peer, _to_body("error")),
     "heartbeat-other-peer": _when(lambda s, r: s.body == "heartbeat" and s.bound
@@ -186,6 +192,10 @@ BREAKS: dict[str, Break] = {
     "input-dangling-attachment": _when(_step_with(lambda pv: pv.attachment == 1
                                                   and pv.port == "in"),
                                        _code(E.ERROR_CODE_MALFORMED)),
+    "input-attachment-not-declared": _when(
+        lambda s, r: s.attachments and _step_with(lambda pv: pv.port == "in"
+                                                  and pv.attachment == 1)(s, r),
+        _code(E.ERROR_CODE_STEP_FAILED)),
     "attachment-on-unknown-port": _when(lambda s, r: s.body == "step" and s.attachments,
                                         _code(E.ERROR_CODE_STEP_FAILED)),
     "step-dt-zero": _when(lambda s, r: s.body == "step" and s.req.step.step_ns == 0,

@@ -95,3 +95,18 @@ class FailsAtInitialize(Healthy):
 
     def initialize(self, start_time_ns):
         raise ValueError("deliberate failure at initialize for the test")
+
+
+class Spins(_Counter):
+    """Every step from ``at_step`` on keeps the CPU busy for ``spin_s`` seconds."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters(_Counter.Parameters):
+        spin_s: float = param(0.1, "CPU time burnt per step", unit="s")
+
+    def misbehave(self):
+        end = time.thread_time() + self.p.spin_s
+        while time.thread_time() < end:
+            pass
+        self.p = type(self.p)(at_step=self.k + 1, spin_s=self.p.spin_s,
+                              pid_file=self.p.pid_file, fault_file=self.p.fault_file)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from moonpool.components import Component, Port, param
-from moonpool.v1 import signals_pb2, vehicle_pb2
+from moonpool.v1 import signals_pb2, vehicle_pb2, vision_pb2
 
 
 class Count(Component):
@@ -98,3 +98,12 @@ class SchedulingProbe(Component):
 
     def terminate(self):
         return getattr(self, "seen", {})
+
+
+class ImageSink(Component):
+    """Takes an ImageHeader without declaring attachments (for the wiring check)."""
+
+    inputs = (Port("in", vision_pb2.ImageHeader),)
+
+    def step(self, t_ns, dt_ns, inputs):
+        return None

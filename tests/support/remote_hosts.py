@@ -50,7 +50,7 @@ def serve(hosts: Hosts, host: str, entry: str, port: int, log_dir: Path, *,
     bind = f"tcp://{hosts.addr(host)}:{port}"
     argv = [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
             entry, "--bind", bind,
-            "--base-dir", str(base_dir)]
+            "--base-dir", str(base_dir), "--confine", str(ROOT)]  # rigs name ../fmus, ../scenes
     if keys is not None:
         argv += ["--key", str(keys.secret(host)), "--allow", str(keys.public(client))]
     else:

@@ -17,7 +17,7 @@ class Camera(Component):
     one at initialize too; ``count`` every third step only."""
 
     outputs = (
-        Port("image", vision_pb2.ImageHeader),
+        Port("image", vision_pb2.ImageHeader, attachment=True),
         Port("count", signals_pb2.Signals),
     )
 
@@ -50,7 +50,7 @@ class Checksum(Component):
     messages received since its last step."""
 
     inputs = (
-        Port("image", vision_pb2.ImageHeader),
+        Port("image", vision_pb2.ImageHeader, attachment=True),
         Port("count", signals_pb2.Signals, queued=True),
     )
     outputs = (Port("sum", signals_pb2.Signals),)

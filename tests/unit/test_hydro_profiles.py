@@ -4,6 +4,7 @@ parameters, with positive-magnitude coefficients and sane thruster geometry."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 import tomllib
 
 import numpy as np
@@ -33,15 +34,26 @@ def test_hydro_profile_is_valid(path):
     for name, value in params.items():
         assert name in table and table[name][2] == "parameter", f"{path.name}: unknown parameter {name}"
         assert np.isfinite(value)
-    assert params["mass"] > 0 and params["volume"] > 0
-    for k in ("A", "D1", "D2"):
+    mesh = params.get("backend") == 2
+    if mesh:  # buoyancy from the mesh (fmus/meshes.py), damping from its faces
+        sys.path.insert(0, str(ROOT / "fmus"))
+        import meshes
+
+        tris = meshes.triangles(params["mesh"])[0] * params.get("mesh_scale", 1.0)
+        dots = np.einsum("ij,ij->i", tris[:, 0], np.cross(tris[:, 1], tris[:, 2]))
+        volume = float(dots.sum()) / 6
+        assert "volume" not in params and "D2_u" not in params, "unused by the mesh backend"
+    else:
+        volume = params["volume"]
+    assert params["mass"] > 0 and volume > 0
+    for k in ("A",) if mesh else ("A", "D1", "D2"):
         for c in "uvwpqr":
             assert params[f"{k}_{c}"] >= 0, f"{k}_{c} must be a positive magnitude"
     # buoyancy within 5 % of weight: a trimmed vehicle
-    W, B = params["mass"], params["rho_surface"] * params["volume"]
+    W, B = params["mass"], params["rho_surface"] * volume
     assert abs(B - W) / W < 0.05
-    assert data["thrusters"]
-    for t in data["thrusters"]:
+    assert data.get("thrusters") or mesh
+    for t in data.get("thrusters", []):
         assert len(t["position"]) == 3
         assert np.linalg.norm(t["direction"]) == pytest.approx(1.0)
         assert t["max_forward_n"] > 0 and t["max_reverse_n"] > 0

@@ -258,3 +258,55 @@ def test_measurements_at_the_start_instant_are_used():
     (o,) = host.step(0, DT, {"pose": [pose(0, 0.3, 0.2, 0.1)], "pressure": [pressure(0, 1.0)]})
     assert o.message.validity.valid and abs(o.message.position_ned_m.x - 0.3) < 1e-9
     assert host.terminate()["too_late"] == 0
+
+
+def test_linear_kalman_is_filterpys_arithmetic_bit_for_bit():
+    """``LinearKalman`` replaces filterpy's ``ExtendedKalmanFilter`` (for speed: its
+    bookkeeping cost more than the arithmetic); the estimates must stay filterpy's to the
+    bit — predictions over varied steps, 2-D and 1-D updates, wrapped angle residuals."""
+    from filterpy.kalman import ExtendedKalmanFilter
+
+    from moonpool.components.localization.navigation_filter import (
+        LinearKalman,
+        _angle_residual,
+        _transition,
+    )
+
+    rng = np.random.default_rng(5)
+    ours, theirs = LinearKalman(6), ExtendedKalmanFilter(dim_x=6, dim_z=2)
+    yaw_ours, yaw_theirs = LinearKalman(2), ExtendedKalmanFilter(dim_x=2, dim_z=1)
+    H2 = np.zeros((2, 6))
+    H2[0, 0] = H2[1, 1] = 1.0
+    H1 = np.zeros((1, 6))
+    H1[0, 2] = 1.0
+    Hy, Hr = np.array([[1.0, 0.0]]), np.array([[0.0, 1.0]])
+    for k in range(400):
+        F, Q, Fy, Qy = _transition(rng.choice([0.02, 0.01, 0.0133333, 0.0066667]), 0.05, 5.0)
+        ours.predict(F, Q)
+        theirs.F, theirs.Q = F, Q
+        theirs.predict()
+        yaw_ours.predict(Fy, Qy)
+        yaw_theirs.F, yaw_theirs.Q = Fy, Qy
+        yaw_theirs.predict()
+        kind = k % 3
+        if kind == 0:
+            z = rng.normal(0.0, 0.01, (2, 1))
+            R = np.diag(rng.uniform(1e-6, 1e-4, 2))
+            ours.update(z - H2 @ ours.x, H2, R)
+            theirs.update(z, lambda x: H2, lambda x: H2 @ x, R=R)
+            psi = np.array([[rng.uniform(-math.pi, math.pi)]])
+            Ry = np.array([[rng.uniform(1e-5, 1e-3)]])
+            yaw_ours.update(_angle_residual(psi, Hy @ yaw_ours.x), Hy, Ry)
+            yaw_theirs.update(psi, lambda x: Hy, lambda x: Hy @ x, R=Ry, residual=_angle_residual)
+        elif kind == 1:
+            z = rng.normal(0.5, 0.003, (1, 1))
+            R = np.array([[0.003**2]])
+            ours.update(z - H1 @ ours.x, H1, R)
+            theirs.update(z, lambda x: H1, lambda x: H1 @ x, R=R)
+        else:
+            z = rng.normal(0.0, 0.05, (1, 1))
+            R = np.array([[0.01**2]])
+            yaw_ours.update(z - Hr @ yaw_ours.x, Hr, R)
+            yaw_theirs.update(z, lambda x: Hr, lambda x: Hr @ x, R=R)
+        for a, b in ((ours, theirs), (yaw_ours, yaw_theirs)):
+            assert np.array_equal(a.x, b.x) and np.array_equal(a.P, b.P), k

@@ -106,3 +106,20 @@ def test_one_sample_path_equals_the_vectorised_path_bit_for_bit():
         assert n.uniform(k, "u") == ref_u[0]
     with pytest.raises(ValueError, match="sample indices"):
         n.normal(-1, "x")
+
+
+def test_draws_made_ahead_equal_the_one_sample_path():
+    """``KeyedNoise(..., ahead=N)`` computes N samples of a channel at once and serves
+    one-sample draws from them (the sensors' per-step path): the same values as without,
+    in order, across the end of a batch, out of order and near the last index."""
+    plain, ahead = KeyedNoise(3, "imu"), KeyedNoise(3, "imu", ahead=8)
+    order = list(range(20)) + [5, 100, 7, 2**64 - 3, 2**64 - 2, 2**64 - 1, 0]
+    for k in order:
+        for ch in ("gyro_white", "accel_gm1"):
+            assert np.array_equal(ahead.normal_range(k, 1, ch, 3), plain.normal_range(k, 1, ch, 3)), k
+            assert np.array_equal(ahead.normals4(k, ch), plain.normals4(k, ch)), k
+            assert ahead.normal(k, ch) == plain.normal(k, ch)
+    with pytest.raises(ValueError, match="sample indices"):
+        ahead.normal(2**64, "gyro_white")
+    with pytest.raises(ValueError, match="sample indices"):
+        ahead.normal(-1, "gyro_white")

@@ -153,9 +153,9 @@ def test_refused_handshakes_are_rate_limited_in_the_log(caplog):
             assert not allow.callback("moonpool", b"%040d" % i)
     lines = [r for r in caplog.records if r.levelno == logging.WARNING]
     assert allow.denied == 1000
-    assert len(lines) <= allow.LOG_BURST + 1, len(lines)
+    assert len(lines) <= allow.refusals.burst + 1, len(lines)
     assert "counted, not logged" in lines[-1].getMessage()
-    allow._window_start -= allow.LOG_WINDOW_S  # the window ends: the count is told
+    allow.refusals._window_start -= allow.refusals.window_s  # the window ends: count told
     with caplog.at_level(logging.WARNING, logger="moonpool.security"):
         allow.callback("moonpool", b"x" * 40)
     assert "refused 995 more connection(s)" in caplog.records[-2].getMessage()

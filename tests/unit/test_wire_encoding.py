@@ -65,7 +65,8 @@ class Camera(Component):
     """Two outputs, one of them with an attachment; fails on request."""
 
     inputs = (Port("in", signals_pb2.Signals),)
-    outputs = (Port("image", vision_pb2.ImageHeader), Port("out", signals_pb2.Signals))
+    outputs = (Port("image", vision_pb2.ImageHeader, attachment=True),
+               Port("out", signals_pb2.Signals))
 
     def step(self, t_ns, dt_ns, inputs):
         if "in" in inputs and inputs["in"].signals[0].value < 0:
@@ -75,10 +76,10 @@ class Camera(Component):
         return {"out": out, "image": Attached(vision_pb2.ImageHeader(width=2, height=1), b"ab")}
 
 
-def test_step_and_batch_replies_match_the_library():
-    """What the serve loop sends for Step and StepBatch equals the Reply built with
-    the library from the same outputs (compute_ns taken from the reply itself)."""
-    sent = []
+def _group(*names: str) -> tuple[Server, list]:
+    """A serve loop hosting a Camera per name, its socket replaced by a list of what it
+    sends."""
+    sent: list = []
 
     class Sock:
         def send_multipart(self, frames, copy=True):
@@ -87,10 +88,17 @@ def test_step_and_batch_replies_match_the_library():
         def close(self, linger=0):
             pass
 
-    server = Server(None, "inproc://test-wire-encoding",
-                    components={"a": Camera, "b": Camera})
+    server = Server(None, f"inproc://test-wire-encoding-{len(sent)}-{id(sent)}",
+                    components={name: Camera for name in names})
     server.sock.close(0)
     server.sock = Sock()
+    return server, sent
+
+
+def test_step_and_batch_replies_match_the_library():
+    """What the serve loop sends for Step and StepBatch equals the Reply built with
+    the library from the same outputs (compute_ns taken from the reply itself)."""
+    server, sent = _group("a", "b", "c")
 
     def call(rid, body, payload, instance=""):
         req = lc.Request(protocol_version=1, request_id=rid, instance=instance)
@@ -98,9 +106,9 @@ def test_step_and_batch_replies_match_the_library():
         server._handle([b"peer", wire.serialize(req)])
         return sent[-1]
 
-    for i, name in enumerate("ab"):
+    for i, name in enumerate("abc"):
         call(1 + i, "configure", lc.Configure(instance_name=name), name)
-        call(3 + i, "initialize", lc.Initialize(start_time_ns=0), name)
+        call(4 + i, "initialize", lc.Initialize(start_time_ns=0), name)
 
     def good(value):
         return lc.PortValue(port="in", type="moonpool.v1.Signals", payload=wire.serialize(
@@ -116,10 +124,10 @@ def test_step_and_batch_replies_match_the_library():
     assert [pv.port for pv in reply.step_result.outputs] == ["image", "out"]
     assert reply.step_result.outputs[0].attachment == 1 and frames[2:] == [b"ab"]
 
-    # A batch: one member fails (an error entry), the other steps; attachments count
+    # A batch: one member fails (an error entry), the others step; attachments count
     # across the whole reply.
     batch = lc.StepBatch()
-    for name, value in (("b", 1.0), ("a", -1.0), ("b", 2.0)):
+    for name, value in (("b", 1.0), ("a", -1.0), ("c", 2.0)):
         item = batch.steps.add(instance=name)
         item.step.time_ns = 6_000_000_000_000 + (value > 1)
         item.step.step_ns = 1
@@ -136,3 +144,21 @@ def test_step_and_batch_replies_match_the_library():
     expected = lc.Reply(protocol_version=1, request_id=11)
     expected.step_batch_result.CopyFrom(reply.step_batch_result)
     assert frames[1] == wire.serialize(expected)
+
+
+def test_a_batch_naming_a_member_twice_is_refused_before_stepping():
+    """Issue 24, point 7: a StepBatch steps each hosted component at most once."""
+    server, sent = _group("a", "b")
+    for rid, body, payload, name in ((1, "configure", lc.Configure(instance_name="a"), "a"),
+                                     (2, "initialize", lc.Initialize(), "a")):
+        req = lc.Request(protocol_version=1, request_id=rid, instance=name)
+        getattr(req, body).CopyFrom(payload)
+        server._handle([b"peer", wire.serialize(req)])
+    batch = lc.StepBatch(steps=[lc.InstanceStep(instance="a", step=lc.Step(time_ns=0, step_ns=1)),
+                                lc.InstanceStep(instance="a", step=lc.Step(time_ns=1, step_ns=1))])
+    server._handle([b"peer", wire.serialize(lc.Request(protocol_version=1, request_id=3,
+                                                       step_batch=batch))])
+    reply = lc.Reply.FromString(sent[-1][1])
+    assert reply.error.code == lc.ERROR_CODE_INVALID_INPUT, reply
+    assert "names a component twice" in reply.error.message
+    assert server.hosts["a"]._last_end_ns == 0  # nothing was stepped

@@ -133,18 +133,20 @@ class Describe(_message.Message):
     def __init__(self) -> None: ...
 
 class PortSpec(_message.Message):
-    __slots__ = ("name", "direction", "type", "queued", "description")
+    __slots__ = ("name", "direction", "type", "queued", "description", "attachment")
     NAME_FIELD_NUMBER: _ClassVar[int]
     DIRECTION_FIELD_NUMBER: _ClassVar[int]
     TYPE_FIELD_NUMBER: _ClassVar[int]
     QUEUED_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTION_FIELD_NUMBER: _ClassVar[int]
+    ATTACHMENT_FIELD_NUMBER: _ClassVar[int]
     name: str
     direction: PortDirection
     type: str
     queued: bool
     description: str
-    def __init__(self, name: _Optional[str] = ..., direction: _Optional[_Union[PortDirection, str]] = ..., type: _Optional[str] = ..., queued: _Optional[bool] = ..., description: _Optional[str] = ...) -> None: ...
+    attachment: bool
+    def __init__(self, name: _Optional[str] = ..., direction: _Optional[_Union[PortDirection, str]] = ..., type: _Optional[str] = ..., queued: _Optional[bool] = ..., description: _Optional[str] = ..., attachment: _Optional[bool] = ...) -> None: ...
 
 class DoubleArray(_message.Message):
     __slots__ = ("values",)

@@ -37,6 +37,7 @@
 #include "zmq_abi.h"
 
 #define KIND "c:Scaler"
+#define PEER_TIMEOUT_LIMIT_NS (300LL * 1000000000LL)
 #define SIGNALS "moonpool.v1.Signals"
 #define PI 3.14159265358979323846 /* rounds to Python's math.pi */
 
@@ -952,16 +953,22 @@ static void reply(int body_field, const buf_t *body)
     buf_free(&env);
 }
 
-static void reply_error(int code, const char *message, const char *fix)
+static void reply_error_as(int code, const char *component, const char *message,
+                           const char *fix)
 {
     buf_t b = { 0 };
     put_uint(&b, 1, (uint64_t)code);
-    put_str(&b, 2, who());
+    put_str(&b, 2, component);
     put_str(&b, 3, message);
     put_str(&b, 4, fix);
     fprintf(stderr, "scaler: -> error %d (request %" PRIu64 "): %s\n", code, g_rid, message);
     reply(RP_ERROR, &b);
     buf_free(&b);
+}
+
+static void reply_error(int code, const char *message, const char *fix)
+{
+    reply_error_as(code, who(), message, fix);
 }
 
 static void reply_empty(int body_field)
@@ -1081,7 +1088,12 @@ static void handle_configure(const configure_t *c)
                     "configure once per session; terminate first to start over");
         return;
     }
-    S.peer_timeout_ns = c->peer_timeout_ns > 0 ? c->peer_timeout_ns : 0;
+    if (c->peer_timeout_ns < 0 || c->peer_timeout_ns > PEER_TIMEOUT_LIMIT_NS) {
+        reply_error(E_INVALID_PARAMETER, "Configure.peer_timeout_ns must be more than 0 and at "
+                    "most 300 s (0: the limit)", "give run.peer_timeout a duration up to 300 s");
+        return;
+    }
+    S.peer_timeout_ns = c->peer_timeout_ns ? c->peer_timeout_ns : PEER_TIMEOUT_LIMIT_NS;
     free(S.instance);
     S.instance = span_dup(c->instance_name);
     S.seed = c->seed;
@@ -1149,6 +1161,8 @@ static void handle_step(const step_t *st, size_t natt)
             cat(&msg, "input 'in' carries '%.*s'; it is declared " SIGNALS, (int)pv->type.n, pv->type.p);
         else if (pv->attachment > natt)
             cat(&msg, "input 'in' refers to attachment %" PRIu32 " but the request has %zu", pv->attachment, natt);
+        else if (pv->attachment) /* §8: 'in' is not declared to carry attachments */
+            cat(&msg, "input 'in' does not take attachments, but one came with it");
         else if (!dec_signals(pv->payload, &cur))
             cat(&msg, "the payload of input 'in' does not parse as " SIGNALS);
         else {
@@ -1259,13 +1273,14 @@ static void handle(zmq_msg_t *fr, size_t nfr)
     if (rq.body != RQ_DESCRIBE && rq.body != RQ_HEARTBEAT) {
         if (!S.bound && rq.body == RQ_CONFIGURE) {
             S.bound = 1;
+            S.peer_timeout_ns = PEER_TIMEOUT_LIMIT_NS; /* §6: every session expires */
             S.peer_n = g_id.n < sizeof S.peer ? g_id.n : sizeof S.peer;
             memcpy(S.peer, g_id.p, S.peer_n);
             is_peer = 1;
         } else if (!is_peer) {
-            if (S.bound)
-                reply_error(E_BUSY, "the component is serving another orchestrator",
-                            "wait for its run to end, or serve a second endpoint");
+            if (S.bound) /* §6: named by its kind, never by the bound peer's instance name */
+                reply_error_as(E_BUSY, KIND, "the component is serving another orchestrator",
+                               "wait for its run to end, or serve a second endpoint");
             else
                 reply_error(E_INVALID_STATE, "no session: send configure first",
                             "send configure first");
@@ -1356,7 +1371,7 @@ int main(int argc, char **argv)
     new_session();
     frames_t fr = { 0 };
     while (!stopping) {
-        if (S.bound && S.peer_timeout_ns > 0 && now_ns() - S.last_heard > S.peer_timeout_ns) {
+        if (S.bound && now_ns() - S.last_heard > S.peer_timeout_ns) {
             end_session("peer timeout");
             continue;
         }
