@@ -82,6 +82,8 @@ import numpy as np
 
 from moonpool.components.sdk.errors import DeadlineMissed
 
+from .adapters.inprocess import nudge_watchdog
+
 log = logging.getLogger("moonpool.realtime")
 
 OverrunPolicy = Literal["warn", "skip", "abort"]
@@ -255,6 +257,7 @@ class Pacer:
             return
         self._sched_before = before
         self.scheduler = f"SCHED_FIFO {self.priority}"
+        nudge_watchdog()
 
     def _sleep_until(self, wake: int, now: int) -> None:
         sleep, clock, idle, slice_s = self._sleep, self._clock, self._idle, self.idle_slice_s
@@ -311,6 +314,7 @@ class Pacer:
                 os.sched_setscheduler(0, policy, os.sched_param(priority))
             except OSError as exc:
                 log.warning("real time: could not restore the scheduling policy: %s", exc)
+            nudge_watchdog()
         if self._gc_state is not None:
             was_enabled, froze = self._gc_state
             self._gc_state = None

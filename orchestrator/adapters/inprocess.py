@@ -52,13 +52,15 @@ class _Watchdog:
         self.poll_s = 1.0
         self.users = 0
         self._previous: Any = None
-        self._stop = threading.Event()
+        self._stop = False
+        self._wake = threading.Event()  # set: look again now (stop, or a policy change)
         self._thread: threading.Thread | None = None
 
     def register(self, timeout_s: float) -> None:
         if self.users == 0:
             self._previous = signal.signal(signal.SIGALRM, _on_alarm)
-            self._stop.clear()
+            self._stop = False
+            self._wake.clear()
             self.poll_s = max(MIN_POLL_S, timeout_s)
             self._thread = threading.Thread(target=self._watch, args=(threading.main_thread(),),
                                             name="moonpool-step-watchdog", daemon=True)
@@ -75,7 +77,8 @@ class _Watchdog:
             return
         self.users -= 1
         if self.users == 0:
-            self._stop.set()
+            self._stop = True
+            self._wake.set()
             if self._thread is not None:
                 self._thread.join(5.0)
                 self._thread = None
@@ -83,10 +86,19 @@ class _Watchdog:
             if signal.getsignal(signal.SIGALRM) is _on_alarm:
                 signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
 
+    def nudge(self) -> None:
+        """Make the thread look again at once (the main thread's policy changed)."""
+        self._wake.set()
+
     def _watch(self, main: threading.Thread) -> None:
-        stop = self._stop
+        wake = self._wake
+
+        def wait(seconds: float) -> None:
+            wake.wait(seconds)
+            wake.clear()
+
         policy = None
-        while not stop.is_set():
+        while not self._stop:
             # Follow the main thread's scheduling (SCHED_FIFO while a real-time run
             # paces): a watchdog waiting behind other processes for a CPU would hold
             # up the main thread when it asks for the GIL.
@@ -100,13 +112,13 @@ class _Watchdog:
                 pass
             deadline = self.deadline_ns
             if not deadline:
-                stop.wait(self.poll_s)
+                wait(self.poll_s)
                 continue
             late = time.perf_counter_ns() - deadline
             if late < 0:
-                stop.wait(-late * 1e-9)
+                wait(-late * 1e-9)
             elif deadline == self.fired:  # signalled already: wait for that step to end
-                stop.wait(self.poll_s)
+                wait(self.poll_s)
             else:  # the same step, still running: interrupt it
                 self.fired = deadline
                 signal.pthread_kill(main.ident, signal.SIGALRM)
@@ -120,6 +132,12 @@ def _on_alarm(signum: int, frame: Any) -> None:
 
 
 _WATCHDOG = _Watchdog()
+
+
+def nudge_watchdog() -> None:
+    """Tell the step watchdog that the main thread's scheduling policy changed (the
+    real-time pacer raised or restored it): it follows at once."""
+    _WATCHDOG.nudge()
 
 
 class _LocalSample(Sample):
