@@ -176,7 +176,23 @@ def _vars():
             ("mesh_y_b", "m", "mesh backend: centroid of the mesh volume, body y"),
             ("mesh_z_b", "m", "mesh backend: centroid of the mesh volume, body z")]):
         v.append((n, "Float64", OUT, CONT, None, unit, f"out[{23 + i}]", desc))
+    # Appended (older value references stay): a tabulated water column, the in-situ
+    # density of a scene's TEOS-10 water (the fmu component's `water_column`,
+    # docs/hydrodynamics.md); water_points = 0 keeps the pycnocline.
+    v.append(("water_points", "Int32", P, FIX, 0, None, "p.water_points",
+              f"tabulated water column: number of (depth, density) knots, 0 or 2..{WATER_KNOTS} "
+              "(0: rho_surface and the pycnocline)"))
+    for k in range(WATER_KNOTS):
+        v.append((f"water_depth_{k}", "Float64", P, FIX, 0.0, "m", f"p.water_depth[{k}]",
+                  f"tabulated water column: depth of knot {k} (increasing)"))
+    for k in range(WATER_KNOTS):
+        v.append((f"water_rho_{k}", "Float64", P, FIX, 0.0, "kg/m3", f"p.water_rho[{k}]",
+                  f"tabulated water column: in-situ density at knot {k}"))
     return v
+
+
+WATER_KNOTS = 32
+"""Knots of the tabulated water column (HYDRO_WATER_KNOTS in model.h)."""
 
 
 VARIABLES = _vars()

@@ -28,7 +28,7 @@ from google.protobuf.descriptor import FieldDescriptor
 
 from ..sdk import wire
 from ..sdk.component import Port
-from ..sdk.errors import PortError, StepFailed
+from ..sdk.errors import ParameterError, PortError, StepFailed
 from .instance import FmuInstance
 from .model import (
     FLOAT_TYPES,
@@ -239,6 +239,8 @@ def _start_values(fmu: Path, p: FmuParameters, model: Model) -> tuple:
     if not isinstance(prof_params, Mapping):
         raise fail(fmu, "the profile's [parameters] is not a table", "fix the profile file")
     sources = [("profile parameters", prof_params), ("start_values", p.start_values)]
+    if p.water_column is not None:
+        sources.insert(1, ("water_column", _water_table(fmu, p, sources)))
     for label, table in sources:
         if not isinstance(table, Mapping):
             raise fail(fmu, f"{label} must be a table VARIABLE = value", "write {init_d = 2.0}")
@@ -272,6 +274,35 @@ def _start_values(fmu: Path, p: FmuParameters, model: Model) -> tuple:
                                f"{var.type} [{lo}, {hi}]", f"give {name} a value in [{lo}, {hi}]")
             values[name] = (var, value)
     return tuple(values.values())
+
+
+WATER_KNOTS = 32
+"""Knots of the hydrodynamics FMU's tabulated water column (fmus/build_fmus.py)."""
+
+
+def _water_table(fmu: Path, p: FmuParameters, sources) -> dict[str, Any]:
+    """Start values of the FMU's tabulated water column from the scene file's water
+    (``WaterColumn.density_knots``: in-situ density by TEOS-10, 32 knots to 11,000 m)."""
+    from ..world.scenefile import read_scene_file
+
+    for label, table in sources:
+        clash = sorted(n for n in (table if isinstance(table, Mapping) else {})
+                       if n == "water_points" or n.startswith(("water_depth_", "water_rho_")))
+        if clash:
+            raise fail(fmu, f"water_column is given and {label} sets {', '.join(clash)} too "
+                       "(two water columns)", f"drop {clash[0]} (the scene's water is used) "
+                       "or drop water_column")
+    try:
+        spec = read_scene_file(p.water_column)
+    except ParameterError as exc:
+        raise fail(fmu, f"water_column: {exc}", "give a good scene file "
+                   "(docs/world.md)") from None
+    depths, rho = spec.water.density_knots(WATER_KNOTS)
+    values: dict[str, Any] = {"water_points": len(depths)}
+    for k, (d, r) in enumerate(zip(depths, rho)):
+        values[f"water_depth_{k}"] = float(d)
+        values[f"water_rho_{k}"] = float(r)
+    return values
 
 
 # ----------------------------------------------------------------- compiled I/O

@@ -23,6 +23,11 @@ class FmuParameters:
         {}, "output ports: PORT = {type = MESSAGE TYPE, fields = {FIELD PATH or SIGNAL = VARIABLE}}"
     )
     start_values: dict[str, Any] = param({}, "VARIABLE = value, set before initialization")
+    water_column: Path | None = param(
+        None, "a scene file (relative to the rig file's folder) whose water column (TEOS-10) "
+        "sets the FMU's tabulated water column: water_points, water_depth_K, water_rho_K (the "
+        "hydrodynamics FMU's; docs/hydrodynamics.md), so the FMU's buoyancy uses the density "
+        "the sensors sense")
     profile: dict[str, Any] = param(
         {}, "a profile file's content (the rig's profile key; 'file' is its path); its "
         "[parameters] are start values, its [mesh] files hull meshes checked before the run"

@@ -1,9 +1,11 @@
 """Absolute pressure sensor (docs/sensors.md (pressure)).
 
 The sensor sits at the lever arm r of the body; its depth is d_s = d + (R_wb r)_z and
-it measures the absolute pressure of the FMU's water column there::
+it measures the absolute pressure of the water column there: the FMU's (rho_surface and
+the pycnocline) or, with ``scene``, the scene's TEOS-10 column (the one the FMU uses
+with its ``water_column``, components/world/environment.py)::
 
-    p_true = p_atm + g ∫0^d_s rho(z) dz            (WaterColumn, closed form)
+    p_true = p_atm + g ∫0^d_s rho(z) dz            (WaterColumn)
     p      = Q(p_true + b + sigma_p n_k),   n_k ~ N(0, 1) keyed on (seed, name, "pressure", k)
 
 with Q the quantization to ``resolution_pa`` (round to nearest; 0: none). Refused
@@ -17,6 +19,7 @@ above the surface (d_s < 0, REFUSAL_REASON_ABOVE_SURFACE) and beyond the full sc
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -124,6 +127,10 @@ class PressureModel:
         return PressureBatch(np.arange(first, first + n), reason, value, true_p, depth)
 
 
+_FMU_COLUMN = (1025.0, 0.0, 0.0, 0.0, G, P_ATM)
+"""The defaults of the FMU-column parameters (any other value beside `scene` is refused)."""
+
+
 def _latency_ns(latency_s: float) -> int:
     return int(round(latency_s * 1e9))
 
@@ -139,6 +146,8 @@ class PressureSensor(SensorComponent):
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
+        scene: Path | None = param(None, "scene file (TOML) whose water column (TEOS-10) the "
+                                         "sensor is in; empty: the FMU's column below")
         noise_pa: float = param(50.0, "white noise standard deviation", unit="Pa")
         bias_pa: float = param(0.0, "constant bias", unit="Pa")
         resolution_pa: float = param(1.0, "quantization step (0: none)", unit="Pa")
@@ -167,8 +176,18 @@ class PressureSensor(SensorComponent):
             fail = "latency_s must be >= 0"
         elif not (params.rho_surface > 0 and params.pycnocline_width >= 0 and params.g >= 0):
             fail = "rho_surface must be > 0, pycnocline_width and g >= 0"
+        elif params.scene is not None and (
+                params.rho_surface, params.pycnocline_depth, params.pycnocline_width,
+                params.pycnocline_delta_rho, params.g, params.atmospheric_pa) != _FMU_COLUMN:
+            fail = ("both `scene` and the FMU's water column (rho_surface, pycnocline_*, g, "
+                    "atmospheric_pa) are given: two water columns")
         if fail:
-            raise ParameterError(fail, fix="correct the value in the rig")
+            raise ParameterError(fail, fix="correct the value in the rig (with `scene`, the "
+                                           "scene's water column is used: drop the others)")
+        if params.scene is not None:
+            from .acoustic import check_scene_parameters
+
+            check_scene_parameters(params)
         try:
             PressureParams(params.noise_pa, params.bias_pa, params.resolution_pa,
                            params.full_scale_pa).check()
@@ -179,9 +198,14 @@ class PressureSensor(SensorComponent):
         self.checked(params)
         self.sensor_params = PressureParams(params.noise_pa, params.bias_pa,
                                             params.resolution_pa, params.full_scale_pa)
-        self.water = WaterColumn(params.rho_surface, params.pycnocline_depth,
-                                 params.pycnocline_width, params.pycnocline_delta_rho,
-                                 params.g, params.atmospheric_pa)
+        if params.scene is not None:
+            from .acoustic import load_scene
+
+            self.water = load_scene(str(params.scene), self.name).environment
+        else:
+            self.water = WaterColumn(params.rho_surface, params.pycnocline_depth,
+                                     params.pycnocline_width, params.pycnocline_delta_rho,
+                                     params.g, params.atmospheric_pa)
         self.mount = Mount(tuple(params.mount_xyz_m), tuple(params.mount_rpy_rad))
         self.model = PressureModel(self.sensor_params, self.water, self.mount, self.seed, self.name)
         self.latency_ns = _latency_ns(params.latency_s)

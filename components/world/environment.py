@@ -131,6 +131,22 @@ class WaterColumn:
         """Absolute pressure (atmosphere + water), Pa."""
         return self.sea_pressure_dbar(depth_m) * PA_PER_DBAR + P_ATM_PA
 
+    # The interface sensors and filters share with the FMU's pycnocline column
+    # (components/sensors/environment.py): absolute pressure, density, gravity.
+
+    def pressure(self, depth_m) -> np.ndarray:
+        """Absolute pressure, Pa (``pressure_pa``)."""
+        return self.pressure_pa(depth_m)
+
+    def density(self, depth_m) -> np.ndarray:
+        """In-situ density, kg/m^3 (``density_kgpm3``)."""
+        return self.density_kgpm3(depth_m)
+
+    @property
+    def g(self) -> float:
+        """Gravity at the surface at the map origin's latitude, m/s^2 (``gsw.grav``)."""
+        return float(gsw.grav(self.latitude_deg, 0.0))
+
     def _sa_ct_p(self, depth_m):
         p = self.sea_pressure_dbar(depth_m)
         sa = gsw.SA_from_SP(self.salinity_psu(depth_m), p, self.longitude_deg, self.latitude_deg)
@@ -144,6 +160,30 @@ class WaterColumn:
     def sound_speed_mps(self, depth_m) -> np.ndarray:
         """Speed of sound c(d) = ``gsw.sound_speed(SA, CT, p)``, m/s."""
         return np.asarray(gsw.sound_speed(*self._sa_ct_p(depth_m)), dtype=float)
+
+    def density_knots(self, count: int = 32, deepest_m: float = 11_000.0):
+        """(depths m, in-situ densities kg/m^3): ``count`` knots from the surface to
+        ``deepest_m`` between which ρ(d) is taken as linear — the tabulated water column
+        of an FMU (the
+        ``fmu`` component's ``water_column``). Chosen greedily on the 1 m grid: the layer
+        boundaries first, then the knot that removes the largest error, until ``count``."""
+        if count < 2:
+            raise ValueError("a water table needs at least 2 knots")
+        grid = np.arange(0.0, np.ceil(deepest_m) + 0.5, 1.0)
+        rho = self.density_kgpm3(grid)
+        knots = {0, len(grid) - 1}
+        for d in (self.mixed_layer_depth_m, self.thermocline_bottom_m):
+            if 0 < d < grid[-1]:
+                knots.add(int(round(d)))
+        while len(knots) < count:
+            k = np.array(sorted(knots))
+            err = np.abs(np.interp(grid, grid[k], rho[k]) - rho)
+            worst = int(np.argmax(err))
+            if err[worst] == 0.0 or worst in knots:
+                break
+            knots.add(worst)
+        k = np.array(sorted(knots))
+        return grid[k], rho[k]
 
     def current_ned_mps(self, depth_m) -> np.ndarray:
         """Current (north, east, down) at each depth, (N, 3) m/s."""

@@ -123,6 +123,22 @@ int hydro_validate(const HydroParams *p, char *msg, size_t len)
     if (!(p->bulk_modulus >= 0) || !isfinite(p->bulk_modulus))
         return bad(msg, len, "bulk_modulus", "must be finite and >= 0 (0 disables compression)", p->bulk_modulus);
     if (fabs(p->latitude) > 90) return bad(msg, len, "latitude", "must be within [-90, 90] deg", p->latitude);
+    if (p->water_points != 0 && (p->water_points < 2 || p->water_points > HYDRO_WATER_KNOTS)) {
+        snprintf(msg, len, "invalid parameter water_points = %d: 0 (the pycnocline) or 2..%d knots "
+                           "of a tabulated water column", p->water_points, HYDRO_WATER_KNOTS);
+        return -1;
+    }
+    for (int k = 0; k < p->water_points; k++) {
+        char name[32];
+        if (!isfinite(p->water_depth[k]) || p->water_depth[k] < 0 || (k > 0 && !(p->water_depth[k] > p->water_depth[k - 1]))) {
+            snprintf(name, sizeof name, "water_depth_%d", k);
+            return bad(msg, len, name, "must be finite, >= 0 and greater than the knot before", p->water_depth[k]);
+        }
+        if (!(p->water_rho[k] > 0) || !isfinite(p->water_rho[k])) {
+            snprintf(name, sizeof name, "water_rho_%d", k);
+            return bad(msg, len, name, "must be finite and > 0", p->water_rho[k]);
+        }
+    }
     return 0;
 }
 
@@ -264,8 +280,39 @@ static double ramp_integral(const HydroParams *p, double z)
     return (z - top) * (z - top) / (2 * w);
 }
 
+/* The tabulated water column (water_points >= 2): rho linear between the knots, held
+ * beyond the first and the last. */
+static double table_density(const HydroParams *p, double d)
+{
+    const int n = p->water_points;
+    const double *z = p->water_depth, *r = p->water_rho;
+    if (d <= z[0]) return r[0];
+    for (int k = 1; k < n; k++)
+        if (d <= z[k]) return r[k - 1] + (r[k] - r[k - 1]) * (d - z[k - 1]) / (z[k] - z[k - 1]);
+    return r[n - 1];
+}
+
+/* integral_0^d rho(z) dz of the tabulated column (d > 0): trapezoids up to d. */
+static double table_integral(const HydroParams *p, double d)
+{
+    const int n = p->water_points;
+    const double *z = p->water_depth;
+    double sum = 0.0, a = 0.0;
+    double ra = table_density(p, 0.0);
+    for (int k = 0; k < n && a < d; k++) {
+        if (z[k] <= a) continue;
+        const double b = z[k] < d ? z[k] : d, rb = table_density(p, b);
+        sum += 0.5 * (ra + rb) * (b - a);
+        a = b;
+        ra = rb;
+    }
+    if (a < d) sum += table_density(p, d) * (d - a); /* below the last knot: constant */
+    return sum;
+}
+
 double hydro_density(const HydroParams *p, double d)
 {
+    if (p->water_points >= 2) return table_density(p, d);
     return p->rho_surface + p->pyc_delta_rho * ramp(p, d);
 }
 
@@ -273,6 +320,7 @@ double hydro_density(const HydroParams *p, double d)
 static double gauge_pressure(const HydroParams *p, double d)
 {
     if (d <= 0) return 0.0;
+    if (p->water_points >= 2) return p->g * table_integral(p, d);
     return p->g * (p->rho_surface * d + p->pyc_delta_rho * (ramp_integral(p, d) - ramp_integral(p, 0)));
 }
 

@@ -24,6 +24,7 @@
 #define HYDRO_NX 13 /* n e d qw qx qy qz u v w p q r */
 
 enum { HYDRO_BACKEND_CALIBRATED = 0, HYDRO_BACKEND_SIMPLIFIED = 1, HYDRO_BACKEND_MESH = 2 };
+#define HYDRO_WATER_KNOTS 32     /* knots of the tabulated water column (build_fmus.py) */
 
 typedef struct {
     double mass;                 /* m [kg] */
@@ -56,6 +57,9 @@ typedef struct {
     double mesh_cl;              /* mesh backend: lift coefficient of lifting faces */
     double magnus_cm;            /* mesh backend: Magnus coefficient C_M */
     double magnus_area;          /* mesh backend: Magnus reference area A [m^2] */
+    int water_points;            /* tabulated water column: knots (0: the pycnocline) */
+    double water_depth[HYDRO_WATER_KNOTS]; /* its depths [m], increasing */
+    double water_rho[HYDRO_WATER_KNOTS];   /* its in-situ densities [kg/m^3] */
 } HydroParams;
 
 typedef struct {

@@ -187,3 +187,33 @@ def test_same_seed_in_another_process(tmp_path):
             assert o.pressure_pa == b.pressure_pa[i]
         else:
             assert o.validity.reason == common_pb2.REFUSAL_REASON_ABOVE_SURFACE
+
+
+def test_with_a_scene_the_sensor_is_in_the_scenes_teos10_column():
+    """One water column: the pressure is the scene's (the FMU's with water_column)."""
+    from pathlib import Path
+
+    from moonpool.components.sdk.errors import ParameterError
+    from moonpool.components.sdk.host import ComponentHost
+    from moonpool.components.sdk.wire import to_parameter_value
+    from moonpool.components.sensors.pressure import PressureSensor
+    from moonpool.components.world.scene import Scene
+    from moonpool.v1 import lifecycle_pb2 as lc
+    from moonpool.v1 import vehicle_pb2
+
+    scene = Path(__file__).resolve().parents[2] / "scenes/trench_floor/scene.toml"
+    host = ComponentHost(PressureSensor())
+    host.configure(lc.Configure(instance_name="p", seed=0, parameters=[
+        lc.NamedParameter(name=k, value=to_parameter_value(v))
+        for k, v in dict(scene=str(scene), noise_pa=0.0, resolution_pa=0.0).items()]))
+    host.initialize(0)
+    state = vehicle_pb2.VehicleState()
+    state.position_ned_m.z = 5990.0
+    state.orientation.w = 1.0
+    (out,) = host.step(0, 10**8, {"state": state})
+    expected = float(Scene.load(scene).environment.pressure_pa(5990.0))
+    assert out.message.pressure_pa == pytest.approx(expected, abs=1e-6)
+    assert out.message.true_pressure_pa == pytest.approx(expected, abs=1e-6)
+    with pytest.raises(ParameterError, match="two water columns"):
+        PressureSensor.check_parameters(PressureSensor.Parameters(scene=scene,
+                                                                  pycnocline_delta_rho=3.0))
