@@ -121,6 +121,7 @@ class InProcessAdapter(Adapter):
         self.times.add(time.perf_counter_ns() - t0)
         if self.host.component.finished:
             self.finished = self.host.component.finished
+            self.finished_failed = self.host.component.finished_failed
         return to_samples(outputs)
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:

@@ -95,3 +95,19 @@ class FailsAtInitialize(Healthy):
 
     def initialize(self, start_time_ns):
         raise ValueError("deliberate failure at initialize for the test")
+
+
+class FinishesFailed(_Counter):
+    """Ends the run as a failure with ``finish(reason, failed=True)`` at ``at_step``
+    (a mission manager's safe abort): that step's output is still published, and its
+    metrics are reported at terminate."""
+
+    def step(self, t_ns, dt_ns, inputs):
+        out = super().step(t_ns, dt_ns, inputs)
+        return out
+
+    def misbehave(self):
+        self.finish(f"safe abort at step {self.k}", failed=True)
+
+    def terminate(self):
+        return {"steps": float(self.k)} if hasattr(self, "k") else None
