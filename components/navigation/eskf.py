@@ -2,9 +2,6 @@
 strap-down IMU mechanisation aided by DVL bottom-track velocity, pressure depth and
 position fixes, without messages (testable on its own).
 
-aided by DVL bottom-track velocity and pressure depth (seed 003: IMU + DVL + pressure,
-no external position fixes, so the horizontal position drifts).
-
 Reference: J. Solà, "Quaternion kinematics for the error-state Kalman filter",
 arXiv:1711.02508 (2017), sections 5.3 (ESKF with local angular error, eqs. 260–270)
 and 6 (injection and reset). Conventions (``moonpool.components.sdk.frames``): NED
@@ -100,7 +97,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import chi2
 
-from ..sdk.frames import quat_multiply, rot_from_quat, skew
+from ..sdk.frames import quat_from_rotvec, quat_multiply, rot_from_quat, rot_from_rotvec, skew
 from ..sensors.imu import ImuModelParams
 
 G = 9.80665
@@ -108,21 +105,6 @@ GRAVITY = np.array([0.0, 0.0, G])
 
 # Error-state slices.
 P_, V_, TH, BA, BG = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12), slice(12, 15)
-
-
-def quat_from_rotvec(phi: np.ndarray) -> np.ndarray:
-    """q{φ} = [cos(|φ|/2), sin(|φ|/2) φ/|φ|] (Solà eq. 101), (w, x, y, z)."""
-    a = float(np.linalg.norm(phi))
-    if a < 1e-12:
-        q = np.array([1.0, 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]])
-        return q / np.linalg.norm(q)
-    s = math.sin(a / 2) / a
-    return np.array([math.cos(a / 2), s * phi[0], s * phi[1], s * phi[2]])
-
-
-def rot_from_rotvec(phi: np.ndarray) -> np.ndarray:
-    """R{φ} = exp([φ]×) (Rodrigues)."""
-    return rot_from_quat(quat_from_rotvec(phi))
 
 
 @dataclass(frozen=True)
