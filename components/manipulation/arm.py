@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sdk.errors import ParameterError
+from ..sdk.frames import cross
 
 try:  # MuJoCo enters here; everything else imports it from this module
     import mujoco
@@ -372,5 +373,5 @@ class ArmSim:
         f = d.cfrc_int[self.turret, 3:]
         c = d.subtree_com[self.model.body_rootid[self.turret]]
         p = d.xpos[self.base]
-        tau_p = tq + np.cross(c - p, f)
+        tau_p = tq + cross(c - p, f)
         return -np.concatenate([f, tau_p])

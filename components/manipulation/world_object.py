@@ -41,7 +41,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..sdk.frames import quat_from_rot, rot_from_rotvec
+from ..sdk.frames import cross
 from .arm import ArmSim, mujoco
 
 G0 = 9.80665
@@ -79,8 +79,21 @@ class VehiclePose:
     """Body angular rate, rad/s."""
 
     def at(self, tau_s: float) -> tuple[np.ndarray, np.ndarray]:
-        """(p, R) extrapolated by τ s with the body velocity and rate."""
-        return self.p + self.R @ self.nu1 * tau_s, self.R @ rot_from_rotvec(self.omega * tau_s)
+        """(p, R) extrapolated by τ s with the body velocity and rate: p + R ν₁ τ,
+        R exp([ω τ]×) (MuJoCo's quaternion integration, C)."""
+        q = np.empty(4)
+        mujoco.mju_mat2Quat(q, self.R.ravel())
+        mujoco.mju_quatIntegrate(q, self.omega, tau_s)
+        R = np.empty(9)
+        mujoco.mju_quat2Mat(R, q)
+        return self.p + self.R @ self.nu1 * tau_s, R.reshape(3, 3)
+
+
+def quat_of(R: np.ndarray) -> np.ndarray:
+    """(w, x, y, z) of a rotation matrix (MuJoCo's, C)."""
+    q = np.empty(4)
+    mujoco.mju_mat2Quat(q, np.ascontiguousarray(R, float).ravel())
+    return q
 
 
 class WorldObject:
@@ -132,7 +145,7 @@ class WorldObject:
         first = self.pose is None
         self.pose = (p_v, R_v)
         d.mocap_pos[self.anchor] = self.to_arm(p_v, R_v, self.rest_c)
-        d.mocap_quat[self.anchor] = quat_from_rot(R_v.T @ self.rest_R)
+        d.mocap_quat[self.anchor] = quat_of(R_v.T @ self.rest_R)
         if first:
             self.snap()
         s = self.spec
@@ -167,7 +180,7 @@ class WorldObject:
         mujoco.mj_objectVelocity(self.sim.model, d, mujoco.mjtObj.mjOBJ_BODY, self.body, vel, 0)
         x_b = self.mount + d.xpos[self.body]
         R_v = self.pose[1] if self.pose is not None else vehicle.R
-        return R_v @ (vehicle.nu1 + np.cross(vehicle.omega, x_b) + vel[3:])
+        return R_v @ (vehicle.nu1 + cross(vehicle.omega, x_b) + vel[3:])
 
     def snap(self) -> None:
         """Put the object exactly at its anchor, at rest (before the first sub-step)."""
@@ -209,4 +222,4 @@ class WorldObject:
         return self.to_world(p_v, R_v, d.xpos[self.body]) + R_o @ self.off, R_o
 
 
-__all__ = ["ObjectSpec", "VehiclePose", "WorldObject"]
+__all__ = ["ObjectSpec", "VehiclePose", "WorldObject", "quat_of"]
