@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -133,8 +134,8 @@ class ArmComponent(Component):
                                  unit="s")
         arm_density_kgpm3: float = param(2700.0, "density of the arm (wet weight)",
                                          unit="kg/m^3")
-        scene: str = param("", "scene file (TOML) holding the target object; relative to the "
-                           "rig file's folder ('' : the disc of target_m)")
+        scene: Path | None = param(None, "scene file (TOML) holding the target object; relative "
+                                   "to the rig file's folder (none: the disc of target_m)")
         target_object: str = param("", "name of the scene object to grasp (with scene)")
         target_shift_north_m: float = param(0.0, "the scene object moved north (on the seabed "
                                             "there)", unit="m")

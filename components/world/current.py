@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -42,8 +43,8 @@ class WaterCurrentSource(Component):
     class Parameters:
         source: str = param("scene", "'scene' (the scene's current profile at the vehicle's "
                             "depth) or 'parameters' (speed_mps towards direction_deg)")
-        scene: str = param("", "scene file (TOML), relative to the rig file's folder; "
-                           "needed with source = 'scene'")
+        scene: Path | None = param(None, "scene file (TOML), relative to the rig file's folder; "
+                                   "needed with source = 'scene'")
         speed_mps: float = param(0.0, "source = 'parameters': current speed", unit="m/s")
         direction_deg: float = param(0.0, "source = 'parameters': direction the water flows "
                                      "towards, from north, clockwise", unit="deg")

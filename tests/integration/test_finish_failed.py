@@ -65,3 +65,20 @@ def test_finish_failed_ends_the_run_as_failed_with_everything_recorded(tmp_path,
     counts = [decode_recorded(m).signals[0].value for m in read_recording(out / "recording.mcap")
               if m.topic == "/mission/count"]
     assert counts == [float(k) for k in range(1, 9)]
+
+
+def test_finish_well_exits_0_and_says_no_error(tmp_path):
+    rig = tmp_path / "rig.toml"
+    rig.write_text(RIG.format(mode="inproc", group="") + "failed = false\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(SUPPORT), env.get("PYTHONPATH", "")])
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "moonpool.orchestrator.cli", "run", str(rig),
+                           "--out", str(out)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["status"] == "terminated" and summary["error"] is None
+    assert "terminated" in summary and "failed" not in summary["terminated"]
+    # the terminal says how it ended, and no "error: run failed: None"
+    assert "done at step 7" in proc.stdout and "error" not in proc.stderr, proc.stderr

@@ -98,16 +98,20 @@ class FailsAtInitialize(Healthy):
 
 
 class FinishesFailed(_Counter):
-    """Ends the run as a failure with ``finish(reason, failed=True)`` at ``at_step``
-    (a mission manager's safe abort): that step's output is still published, and its
-    metrics are reported at terminate."""
+    """Ends the run with ``finish(reason, failed=...)`` at ``at_step``: as a failure
+    (a mission manager's safe abort) or, with ``failed = false``, well (a mission
+    complete): that step's output is still published, and its metrics are reported at
+    terminate."""
 
-    def step(self, t_ns, dt_ns, inputs):
-        out = super().step(t_ns, dt_ns, inputs)
-        return out
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters(_Counter.Parameters):
+        failed: bool = param(True, "end the run as a failure")
 
     def misbehave(self):
-        self.finish(f"safe abort at step {self.k}", failed=True)
+        if self.p.failed:
+            self.finish(f"safe abort at step {self.k}", failed=True)
+        else:
+            self.finish(f"done at step {self.k}")
 
     def terminate(self):
         return {"steps": float(self.k)} if hasattr(self, "k") else None
