@@ -298,7 +298,11 @@ def _spec_figure(spec: PlotSpec, topics: dict[str, _Topic], path: Path) -> None:
             y_at = np.interp(x[0], y[0], y[1], left=np.nan, right=np.nan)
             z_at = np.interp(x[0], z[0], z[1], left=np.nan, right=np.nan)
             refs = {text.partition(":")[0] for text in texts}
-            label = refs.pop() if len(refs) == 1 and "(" not in texts[0] else " / ".join(texts)
+            fields = {text.partition(":")[2].rpartition(".")[0] for text in texts}
+            if len(refs) == 1 and len(fields) == 1 and "(" not in texts[0]:
+                label = f"{refs.pop()}:{fields.pop()}"  # one vector field: name it once
+            else:
+                label = " / ".join(texts)
             ax.plot(x[1], y_at, z_at, linewidth=1.0, label=label)
             ax.plot(x[1][:1], y_at[:1], z_at[:1], "o", color=ax.lines[-1].get_color(),
                     markersize=4)
