@@ -77,6 +77,9 @@ class MissionManager(Component):
         heading_deg: float = param(0.0, "survey heading (and the heading of the descent)",
                                    unit="deg")
         descent_speed_mps: float = param(0.5, "descent rate", unit="m/s")
+        descent_decel_mps2: float = param(0.05, "the descent brakes at this rate to stop at "
+                                          "the survey altitude (from the DVL's altitude)",
+                                          unit="m/s^2")
         descent_hold_sigma_m: float = param(10.0, "during the descent the horizontal position "
                                             "is held while the INS's horizontal sigma is below "
                                             "this, else free (the current carries the vehicle)",
@@ -156,7 +159,7 @@ class MissionManager(Component):
                       "transit_altitude_m", "transit_speed_mps", "release_altitude_m",
                       "delivery_radius_m", "position_tol_m", "grasp_tol_m", "speed_tol_mps",
                       "settle_s", "detection_lost_s", "dvl_lost_s", "ins_max_sigma_m",
-                      "grasp_move_s", "grasp_descent_s", "descent_hold_sigma_m",
+                      "grasp_move_s", "grasp_descent_s", "descent_hold_sigma_m", "descent_decel_mps2",
                       *(f"{ph}_timeout_s" for ph in PHASES)):
                 v = getattr(self, k)
                 if not (isinstance(v, (int, float)) and math.isfinite(v) and v > 0):

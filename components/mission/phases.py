@@ -126,21 +126,31 @@ class Settle:
 
 class Descend(Phase):
     """Down at ``descent_speed_mps`` (heading held, the horizontal position held while
-    the INS is good enough, else free), slowing to the survey altitude once the DVL
-    has the floor; done when it holds that altitude with bottom lock for ``settle_s``."""
+    the INS is good enough, else free), braking at ``descent_decel_mps2`` to stop at the
+    survey altitude once the DVL has the floor (speed √(2 a d) with d the depth left,
+    at least 2 cm/s); done when it holds that altitude with bottom lock for
+    ``settle_s``."""
 
     def enter(self) -> None:
         ctx = self.ctx
-        self.z0 = float(ctx.nav.p[2]) if ctx.nav is not None else 0.0
+        self.z = float(ctx.nav.p[2]) if ctx.nav is not None else 0.0
+        self.last_t = ctx.t
         self.xy = ctx.nav.p[:2].copy() if ctx.nav is not None else np.array([NAN, NAN])
         self.ok = Settle(ctx.params.settle_s)
 
     def run(self) -> Status:
         ctx, p = self.ctx, self.ctx.params
-        ramp = self.z0 + p.descent_speed_mps * self.elapsed
+        dt, self.last_t = ctx.t - self.last_t, ctx.t
         floor = ctx.depth_for_altitude(p.survey_altitude_m) if ctx.bottom_lock else None
-        z = ramp if floor is None else min(ramp, floor)
-        vz = p.descent_speed_mps if z == ramp else 0.0
+        speed = p.descent_speed_mps
+        if floor is not None:  # brake to stop there
+            left = max(floor - self.z, 0.0)
+            speed = min(speed, max(math.sqrt(2.0 * p.descent_decel_mps2 * left), 0.02))
+        self.z += speed * dt
+        vz = speed
+        if floor is not None and self.z >= floor:
+            self.z, vz = floor, 0.0
+        z = self.z
         xy = self.xy if (ctx.nav is not None and ctx.nav.sigma_h <= p.descent_hold_sigma_m) \
             else (NAN, NAN)
         self.hold(xy, z, ctx.heading(), (0.0, 0.0, vz))
