@@ -32,7 +32,8 @@ Each step t → t + dt:
 **The object is placed from the world** (``world_object.py``): with ``scene`` and
 ``target_object``, the scene object of that name (its mesh's volume and thickness make
 the disc, its pose the rest pose, shifted by ``target_shift_north_m`` /
-``target_shift_east_m`` and put on the seabed there); without a scene, a disc of
+``target_shift_east_m`` and put on what lies there, the seabed or a rock: the first
+surface of the static scene under it); without a scene, a disc of
 ``target_radius_m`` × 2 ``target_half_height_m`` whose centre is at ``target_m`` from
 the vehicle's body origin (body frame) at the first step, on a horizontal floor
 ``floor_m`` below that origin. Either way it stays where it is in the world while the
@@ -246,17 +247,28 @@ class ArmComponent(Component):
         centre = np.array([0.0, 0.0, 0.5 * (zmin + zmax)])
         spec = ObjectSpec(radius, h, volume * p.target_density_kgpm3, p.target_density_kgpm3,
                           p.target_drag_coefficient, tuple(-centre))
+        engine = scene.engine()  # the static scene: seabed, rocks, other objects (~1 s)
+
+        def surface(nn: float, ee: float) -> float:
+            """Depth of what lies under (n, e): the first hit of a ray from above (a rock,
+            or the seabed), m."""
+            z = float(scene.seabed_depth(nn, ee))
+            if not math.isfinite(z):
+                return z
+            hit = engine.cast((nn, ee, z - 100.0), (0.0, 0.0, 1.0), 200.0)
+            return float(hit.point_ned[0, 2]) if np.isfinite(hit.distance_m[0]) else z
+
         n = body.position_ned_m[0] + p.target_shift_north_m
         e = body.position_ned_m[1] + p.target_shift_east_m
         d = body.position_ned_m[2]
-        if obj.on_seabed:
-            d = float(scene.seabed_depth(n, e)) + obj.position_ned_m[2]
+        if obj.on_seabed:  # where it lies: on the seabed, or on a rock there
+            d = surface(n, e) + obj.position_ned_m[2]
             if not math.isfinite(d):
                 raise ParameterError(f"the target shifted to ({n:.2f}, {e:.2f}) m is off the "
                                      "seabed", component=self.name,
                                      fix="keep target_shift_* within the scene's seabed")
         rest = (np.array([n, e, d]), rot_from_quat(body.quaternion_wxyz))
-        return spec, rest, lambda nn, ee: scene.seabed_depth(nn, ee)
+        return spec, rest, surface
 
     def initialize(self, start_time_ns: int) -> dict[str, Any]:
         q0 = np.array(_triple("q0_rad", self.params.q0_rad))

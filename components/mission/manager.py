@@ -97,15 +97,20 @@ class MissionManager(Component):
                                                "body frame [x, y]", unit="m")
         confirm_detections: int = param(4, "detections that confirm the target (detect)")
         grasp_point_m: tuple[float, ...] = param(
-            (0.689, 0.0, 0.798), "where the arm's cup takes the target, body frame: a point "
-            "where the cup points straight down", unit="m")
+            (0.7152, 0.0, 0.7522), "where the arm's cup takes the target, body frame: a point "
+            "where the cup points straight down (the arm's q = (0, -0.45, -1.12) rad), 0.55 m "
+            "from the shoulder: room to reach 6 cm deeper within the 0.65 m reach", unit="m")
         target_height_m: float = param(0.02, "height of the target's top face above the floor",
                                        unit="m")
         hover_above_m: float = param(0.8, "stabilise this much above the grasp height",
                                      unit="m")
         pregrasp_above_m: float = param(0.05, "the cup first stops this far above the top "
                                         "face", unit="m")
-        grasp_press_m: float = param(0.02, "then goes this far through it, pump on", unit="m")
+        grasp_press_m: float = param(0.06, "then goes this far below it, pump on: the cup "
+                                     "attaches on its way down within the suction's "
+                                     "tolerance of the actual face (the estimate's height "
+                                     "comes from the altimeter: a rock under the camera "
+                                     "puts it off by centimetres)", unit="m")
         grasp_move_s: float = param(3.0, "duration of the arm's moves", unit="s")
         grasp_descent_s: float = param(2.0, "duration of the cup's final descent", unit="s")
         carry_point_m: tuple[float, ...] = param((0.75, 0.0, 0.6), "the cup while carrying, "
@@ -183,6 +188,7 @@ class MissionManager(Component):
         self.timeline: list[dict[str, Any]] = []
         self.status = mission_pb2.MISSION_STATUS_RUNNING
         self.last_arm: dict[str, float] | None = None
+        self.aborted_in = ""
         return None
 
     # -- the step --------------------------------------------------------------------
@@ -204,10 +210,12 @@ class MissionManager(Component):
         status = self.root.status
         if status == Status.FAILURE:
             who, why = ctx.failures[0] if ctx.failures else ("mission", "failed")
+            phase = self._running_phase() if who == "safety" else who
             self._abort_command()
             out["transition"] = self._transition(t_ns, "aborted", f"{who}: {why}",
                                                  mission_pb2.MISSION_STATUS_ABORTED)
-            self.finish(f"mission aborted in {self.phase or 'descend'}: {why}", failed=True)
+            self.aborted_in = phase
+            self.finish(f"mission aborted in {phase}: {why}", failed=True)
         else:
             now = "done" if status == Status.SUCCESS else self._running_phase()
             if now != self.phase:
@@ -292,7 +300,7 @@ class MissionManager(Component):
             "status": "aborted" if aborted else ("succeeded" if self.phase == "done"
                                                  else "unfinished"),
             "abort_reason": ctx.failures[0][1] if aborted and ctx.failures else None,
-            "last_phase": self.timeline[-2]["to"] if aborted and len(self.timeline) > 1 else self.phase,
+            "last_phase": self.aborted_in if aborted else self.phase,
             "descent_time_s": r.get("descent_time_s"),
             "survey_length_m": r.get("survey_length_m"),
             "detection_time_s": r.get("detection_time_s"),
