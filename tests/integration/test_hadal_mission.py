@@ -120,3 +120,41 @@ def test_a_lost_dvl_aborts_safely(tmp_path):
     proc, s, out = _run(tmp_path, *NEAR, rig=rig)
     _aborted(proc, s, out, s["metrics"]["mission"]["last_phase"], ["lost DVL lock"])
     assert s["sim_time_s"] == pytest.approx(25.0, abs=1.0)  # 5 s without bottom track
+
+
+def test_the_mission_manager_served_elsewhere_gives_the_same_stream(tmp_path):
+    """`moonpool serve mission.manager` on a TCP port (a host of its own, here the
+    loopback) and the rig's mission as `run = "remote"`: the same digest as in-process."""
+    import subprocess
+    import sys
+    import time
+
+    log = tmp_path / "serve.log"
+    with open(log, "w") as f:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
+             "mission.manager", "--bind", "tcp://127.0.0.1:*"],
+            cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while "serving" not in log.read_text():
+            assert server.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.05)
+        line = next(x for x in log.read_text().splitlines() if "serving" in x)
+        endpoint = line.split(" on ", 1)[1].split(" ", 1)[0]
+        text = RIG.read_text().replace('"../', f'"{ROOT}/')
+        placed = 'entry = "mission.manager"\n'
+        assert placed in text
+        text = text.replace(placed, f'endpoint = "{endpoint}"\n', 1)
+        start = text.index("[components.mission]")
+        text = text[:start] + text[start:].replace('run = "process"', 'run = "remote"', 1)
+        rig = tmp_path / "hadal_remote_mission.toml"
+        rig.write_text(text)
+        _, remote, _ = _run(tmp_path, "--until", "12", rig=rig, name="remote")
+    finally:
+        server.terminate()
+        server.wait(10)
+    _, local, _ = _run(tmp_path, "--until", "12", "--mode", "inproc", name="inproc")
+    assert remote["status"] == local["status"] == "ok", remote["error"]
+    assert remote["components"]["mission"]["placement"] == "remote"
+    assert remote["digest"] == local["digest"]
