@@ -82,6 +82,9 @@ class MissionContext:
     target: np.ndarray | None = None
     """The target's floor point (NED) estimate, once detected."""
     target_count: int = 0
+    close_range: bool = False
+    """The running phase works at the target (``Phase.close_range``): the manager sets it
+    after each tick, the safety check reads it at the next."""
     bottom_reached: bool = False
     """The descent is over: from now on the DVL must hold its bottom lock."""
     distance_true_m: float = 0.0

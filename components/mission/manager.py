@@ -132,6 +132,9 @@ class MissionManager(Component):
                                         "this long", unit="s")
         dvl_lost_s: float = param(5.0, "after the descent, abort without DVL bottom lock for "
                                   "this long", unit="s")
+        dvl_lost_close_s: float = param(30.0, "the same at the target (approach, grasp, lift): "
+                                        "the DVL's beams meet rocks around it closer than "
+                                        "its minimum range", unit="s")
         ins_max_sigma_m: float = param(10.0, "abort when the INS's horizontal sigma exceeds "
                                        "this", unit="m")
         ins_grace_s: float = param(5.0, "the INS may refuse its output (aligning) this long "
@@ -163,7 +166,8 @@ class MissionManager(Component):
                       "survey_leg_spacing_m", "survey_speed_mps", "survey_max_lag_m",
                       "transit_altitude_m", "transit_speed_mps", "release_altitude_m",
                       "delivery_radius_m", "position_tol_m", "grasp_tol_m", "speed_tol_mps",
-                      "settle_s", "detection_lost_s", "dvl_lost_s", "ins_max_sigma_m",
+                      "settle_s", "detection_lost_s", "dvl_lost_s", "dvl_lost_close_s",
+                      "ins_max_sigma_m",
                       "grasp_move_s", "grasp_descent_s", "descent_hold_sigma_m", "descent_decel_mps2",
                       *(f"{ph}_timeout_s" for ph in PHASES)):
                 v = getattr(self, k)
@@ -226,6 +230,8 @@ class MissionManager(Component):
                 out["transition"] = self._transition(t_ns, now, why, st)
             if status == Status.SUCCESS:
                 self.finish(f"mission complete: {self.reason}")
+            running = next((c for c in self.mission.children if c.name == self.phase), None)
+            ctx.close_range = bool(running is not None and running.close_range)
         out["setpoint"] = self._setpoint(t_ns)
         arm = ctx.command.arm
         if arm is not None and arm != self.last_arm:

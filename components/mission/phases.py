@@ -39,6 +39,11 @@ class Phase(py_trees.behaviour.Behaviour):
     """One phase: entry time, its own timeout on simulated time, success/failure with a
     reason in ``feedback_message``."""
 
+    close_range = False
+    """True for the phases at the target (approach, grasp, lift): the DVL may lose its
+    bottom lock there for ``dvl_lost_close_s`` (its beams meet the rocks around the
+    target closer than its minimum range) before the mission gives up."""
+
     def __init__(self, name: str, ctx: MissionContext, timeout_s: float) -> None:
         super().__init__(name)
         self.ctx = ctx
@@ -96,10 +101,15 @@ class Phase(py_trees.behaviour.Behaviour):
                     "detection lost: the target was never seen")
         return ""
 
-    def track_target(self, window: int = 10) -> None:
-        """Fold this step's detections into the target estimate (running mean of the last
-        ``window``)."""
+    def track_target(self) -> None:
+        """Fold this step's detections into the target estimate: an exponential mean of
+        weight 1/10, 1/3 at close range. The detections are in the INS's frame; a DVL
+        outage at the target (its beams closer than their minimum range to the rocks)
+        lets the INS drift and then jump when the lock comes back: a short memory
+        follows the jump within a second, keeping the target where the camera sees it
+        relative to the vehicle."""
         ctx = self.ctx
+        window = 3 if self.close_range else 10
         for d in ctx.new_detections:
             n = min(ctx.target_count, window - 1)
             ctx.target = d.copy() if ctx.target is None else (ctx.target * n + d) / (n + 1)
@@ -251,6 +261,7 @@ class Hover(Phase):
     def __init__(self, name: str, ctx: MissionContext, timeout_s: float, grasp: bool) -> None:
         super().__init__(name, ctx, timeout_s)
         self.grasp = grasp
+        self.close_range = grasp
 
     def enter(self) -> None:
         self.yaw = self.ctx.nav.yaw
@@ -285,18 +296,23 @@ class Grasp(Phase):
     """The arm brings the cup over the target's top face (``pregrasp_above_m`` above it,
     ``grasp_move_s``), then down through it (``grasp_press_m`` below, over
     ``grasp_descent_s``) with the pump on; done when the cup attaches. The target is
-    re-sent in the body frame each step (the vehicle moves a little; the arm tracks)."""
+    re-sent in the body frame each step (the vehicle moves a little; the arm tracks),
+    and the vehicle holds its grasp point over the target's estimate (which follows the
+    camera: the INS may jump)."""
+
+    close_range = True
 
     def enter(self) -> None:
         self.yaw = self.ctx.nav.yaw
-        self.hold_xy, self.hold_z = self.ctx.nav.p[:2].copy(), float(self.ctx.nav.p[2])
+        self.hold_z = float(self.ctx.nav.p[2])
         self.closest = (math.inf, math.inf)
         self.commanded = False
 
     def run(self) -> Status:
         ctx, p = self.ctx, self.ctx.params
         self.track_target()
-        self.hold(self.hold_xy, self.hold_z, self.yaw)
+        g = np.asarray(p.grasp_point_m, float)
+        self.hold(ctx.target[:2] - ctx.body_to_ned_xy(g[:2], self.yaw), self.hold_z, self.yaw)
         top = ctx.target.copy()
         top[2] -= p.target_height_m
         x_b = ctx.to_body(top)
@@ -325,6 +341,8 @@ class Grasp(Phase):
 class Lift(Phase):
     """The arm to its carry pose, the vehicle up ``lift_m``; done when the object is still
     held ``settle_s`` after the arm's move."""
+
+    close_range = True
 
     def enter(self) -> None:
         self.yaw = self.ctx.nav.yaw
@@ -415,7 +433,8 @@ class Release(Phase):
 class Safety(py_trees.behaviour.Behaviour):
     """SUCCESS while all is well; FAILURE (the abort's reason) on: the INS refusing its
     output or its horizontal σ above ``ins_max_sigma_m``; after the descent, no DVL
-    bottom lock for ``dvl_lost_s``."""
+    bottom lock for ``dvl_lost_s`` (``dvl_lost_close_s`` in the phases at the target,
+    where the INS dead-reckons a few seconds with the target in view)."""
 
     def __init__(self, ctx: MissionContext) -> None:
         super().__init__("safety")
@@ -433,7 +452,8 @@ class Safety(py_trees.behaviour.Behaviour):
                                f"{p.ins_max_sigma_m:g} m")
         if ctx.bottom_reached:
             last = ctx.t_last_lock if ctx.t_last_lock is not None else -math.inf
-            if ctx.t - last > p.dvl_lost_s:
+            limit = p.dvl_lost_close_s if ctx.close_range else p.dvl_lost_s
+            if ctx.t - last > limit:
                 return self._abort(f"lost DVL lock: no bottom track for {ctx.t - last:.1f} s "
                                    f"(DVL: {ctx.dvl_detail or 'no detail'})")
         return Status.SUCCESS
