@@ -93,8 +93,6 @@ class MissionManager(Component):
         survey_speed_mps: float = param(0.4, "survey speed", unit="m/s")
         survey_max_lag_m: float = param(2.0, "the path waits while the vehicle is farther "
                                         "behind", unit="m")
-        camera_xy_m: tuple[float, ...] = param((0.5, 0.0), "the down-looking camera's position, "
-                                               "body frame [x, y]", unit="m")
         confirm_detections: int = param(4, "detections that confirm the target (detect)")
         grasp_point_m: tuple[float, ...] = param(
             (0.7152, 0.0, 0.7522), "where the arm's cup takes the target, body frame: a point "
@@ -149,13 +147,16 @@ class MissionManager(Component):
         approach_timeout_s: float = param(60.0, "timeout of approach", unit="s")
         grasp_timeout_s: float = param(30.0, "timeout of grasp (the cup never aligns)",
                                        unit="s")
+        unreachable_s: float = param(2.0, "abort when the arm refuses the cup's target this "
+                                     "long (a single refusal may follow a jump of the INS "
+                                     "before the camera corrects the target)", unit="s")
         lift_timeout_s: float = param(30.0, "timeout of lift", unit="s")
         transit_timeout_s: float = param(180.0, "timeout of transit", unit="s")
         release_timeout_s: float = param(60.0, "timeout of release", unit="s")
 
         def __post_init__(self) -> None:
             problems = []
-            for k in ("survey_start_ne_m", "camera_xy_m", "dropoff_ne_m"):
+            for k in ("survey_start_ne_m", "dropoff_ne_m"):
                 if not _pair(getattr(self, k)):
                     problems.append(f"{k} needs 2 numbers [north, east] (or [x, y])")
             for k in ("grasp_point_m", "carry_point_m", "arm_fold_rad"):
@@ -167,7 +168,7 @@ class MissionManager(Component):
                       "transit_altitude_m", "transit_speed_mps", "release_altitude_m",
                       "delivery_radius_m", "position_tol_m", "grasp_tol_m", "speed_tol_mps",
                       "settle_s", "detection_lost_s", "dvl_lost_s", "dvl_lost_close_s",
-                      "ins_max_sigma_m",
+                      "ins_max_sigma_m", "unreachable_s",
                       "grasp_move_s", "grasp_descent_s", "descent_hold_sigma_m", "descent_decel_mps2",
                       *(f"{ph}_timeout_s" for ph in PHASES)):
                 v = getattr(self, k)

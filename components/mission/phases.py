@@ -18,7 +18,9 @@ used). Phases that need the target fail when no detection has come for
 Geometry (body FRD): the arm takes the target with its cup at ``grasp_point_m`` (a
 point where the forearm, hence the cup, points straight down: seed 003's "pre-grasp
 pose above the starfish"), so the vehicle places that point over the target's top
-face; the camera (``camera_xy_m``) looks straight down from its mount.
+face. The rig aims the camera, its lamps and the altimeter at that point (the camera
+pitched forward, docs/missions.md): the target is in view, centred at the grasp
+height, from the survey altitude down.
 """
 
 from __future__ import annotations
@@ -189,7 +191,9 @@ class Survey(Phase):
         ctx, p = self.ctx, self.ctx.params
         w = lawnmower_waypoints(p.survey_start_ne_m, p.heading_deg, p.survey_leg_length_m,
                                 p.survey_leg_spacing_m, p.survey_legs)
-        self.path = Polyline(np.vstack([ctx.nav.p[:2], w]))
+        here = ctx.nav.p[:2]
+        # from where the descent ended to the first waypoint (unless already there)
+        self.path = Polyline(w if float(np.hypot(*(w[0] - here))) < 1e-3 else np.vstack([here, w]))
         self.s = 0.0
         self.last_t = ctx.t
         self.z = float(ctx.nav.p[2])
@@ -225,8 +229,8 @@ class Survey(Phase):
 
 
 class Detect(Phase):
-    """Hold the camera over the first detection until ``confirm_detections`` more agree;
-    the estimate is their mean."""
+    """Hold the grasp point (where the camera looks) over the first detection until
+    ``confirm_detections`` more agree; the estimate is their mean."""
 
     def enter(self) -> None:
         self.seen: list[np.ndarray] = []
@@ -239,7 +243,7 @@ class Detect(Phase):
         if lost:
             return self.fail(lost)
         aim = (self.seen[-1] if self.seen else ctx.target)[:2] - ctx.body_to_ned_xy(
-            p.camera_xy_m, self.yaw)
+            p.grasp_point_m[:2], self.yaw)
         z = ctx.depth_for_altitude(p.survey_altitude_m)
         self.hold(aim, ctx.nav.p[2] if z is None else z, self.yaw)
         if len(self.seen) >= p.confirm_detections:
@@ -307,6 +311,7 @@ class Grasp(Phase):
         self.hold_z = float(self.ctx.nav.p[2])
         self.closest = (math.inf, math.inf)
         self.commanded = False
+        self.refused_since: float | None = None
 
     def run(self) -> Status:
         ctx, p = self.ctx, self.ctx.params
@@ -322,8 +327,14 @@ class Grasp(Phase):
                            "duration_s": p.grasp_descent_s if pressing else p.grasp_move_s,
                            "suction": 1.0}
         if self.commanded and not ctx.arm_reachable:
-            return self.fail(f"unreachable target: the cup point ({x_b[0]:.3f}, {x_b[1]:.3f}, "
-                             f"{x_b[2]:.3f}) m (body frame) is outside the arm's workspace")
+            if self.refused_since is None:
+                self.refused_since = ctx.t
+            if ctx.t - self.refused_since >= p.unreachable_s:
+                return self.fail(f"unreachable target: the cup point ({x_b[0]:.3f}, "
+                                 f"{x_b[1]:.3f}, {x_b[2]:.3f}) m (body frame) is outside the "
+                                 f"arm's workspace (refused for {p.unreachable_s:g} s)")
+        else:
+            self.refused_since = None
         self.commanded = True
         self.closest = min(self.closest, (ctx.cup_distance_m, ctx.cup_angle_rad))
         if ctx.attached:
