@@ -32,8 +32,9 @@ Each step t → t + dt:
 **The object is placed from the world** (``world_object.py``): with ``scene`` and
 ``target_object``, the scene object of that name (its mesh's volume and thickness make
 the disc, its pose the rest pose, shifted by ``target_shift_north_m`` /
-``target_shift_east_m`` and put on what lies there, the seabed or a rock: the first
-surface of the static scene under it); without a scene, a disc of
+``target_shift_east_m`` and put on what lies there, the seabed or a rock: the highest
+surface of the static scene under its centre and its rim, so that no part of it is
+buried); without a scene, a disc of
 ``target_radius_m`` × 2 ``target_half_height_m`` whose centre is at ``target_m`` from
 the vehicle's body origin (body frame) at the first step, on a horizontal floor
 ``floor_m`` below that origin. Either way it stays where it is in the world while the
@@ -249,20 +250,27 @@ class ArmComponent(Component):
                           p.target_drag_coefficient, tuple(-centre))
         engine = scene.engine()  # the static scene: seabed, rocks, other objects (~1 s)
 
-        def surface(nn: float, ee: float) -> float:
-            """Depth of what lies under (n, e): the first hit of a ray from above (a rock,
-            or the seabed), m."""
+        def surface(nn: float, ee: float, radius: float = 0.0) -> float:
+            """Depth of what lies under (n, e): the highest first hit of rays from above
+            at the centre and, with ``radius``, 8 points on that circle (what a flat
+            object of that radius rests on: a rock's top, or the seabed), m."""
             z = float(scene.seabed_depth(nn, ee))
             if not math.isfinite(z):
                 return z
-            hit = engine.cast((nn, ee, z - 100.0), (0.0, 0.0, 1.0), 200.0)
-            return float(hit.point_ned[0, 2]) if np.isfinite(hit.distance_m[0]) else z
+            a = np.linspace(0.0, 2 * np.pi, 8, endpoint=False)
+            pts = np.array([[nn, ee]] + ([[nn + radius * np.cos(t), ee + radius * np.sin(t)]
+                                          for t in a] if radius > 0 else []))
+            o = np.column_stack([pts, np.full(len(pts), z - 100.0)])
+            hit = engine.cast(o, np.array([0.0, 0.0, 1.0]), 200.0)
+            depths = np.where(np.isfinite(hit.distance_m), hit.point_ned[:, 2], z)
+            return float(depths.min())
 
         n = body.position_ned_m[0] + p.target_shift_north_m
         e = body.position_ned_m[1] + p.target_shift_east_m
         d = body.position_ned_m[2]
         if obj.on_seabed:  # where it lies: on the seabed, or on a rock there
-            d = surface(n, e) + obj.position_ned_m[2]
+            tips = float(np.max(np.hypot(body.vertices[:, 0], body.vertices[:, 1])))
+            d = surface(n, e, tips) + obj.position_ned_m[2]
             if not math.isfinite(d):
                 raise ParameterError(f"the target shifted to ({n:.2f}, {e:.2f}) m is off the "
                                      "seabed", component=self.name,

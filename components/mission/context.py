@@ -71,6 +71,10 @@ class MissionContext:
     """Altitude of the vehicle's altimeter (or the DVL's) above the floor, m."""
     new_detections: list[np.ndarray] = field(default_factory=list)
     """Target positions (NED, the floor under the blob) from this step's new images."""
+    target_body: np.ndarray | None = None
+    """The latest detection relative to the vehicle, body frame: R_navᵀ (p_det − p_nav)
+    with the navigation of the same instant the detector used, so the INS's own drift
+    cancels (what the camera sees); the grasp steers the cup by it."""
     t_last_detection: float | None = None
     arm_reachable: bool = True
     attached: bool = False
@@ -133,6 +137,8 @@ class MissionContext:
                 p = det.position_ned_m
                 self.new_detections.append(np.array([p.x, p.y, p.z]))
                 self.t_last_detection = t_s
+                if self.nav is not None:
+                    self.target_body = self.to_body(self.new_detections[-1])
         joints = inputs.get("joints")
         if joints is not None:
             sig = {s.name: s.value for s in joints.signals}

@@ -299,10 +299,11 @@ class Hover(Phase):
 class Grasp(Phase):
     """The arm brings the cup over the target's top face (``pregrasp_above_m`` above it,
     ``grasp_move_s``), then down through it (``grasp_press_m`` below, over
-    ``grasp_descent_s``) with the pump on; done when the cup attaches. The target is
-    re-sent in the body frame each step (the vehicle moves a little; the arm tracks),
-    and the vehicle holds its grasp point over the target's estimate (which follows the
-    camera: the INS may jump)."""
+    ``grasp_descent_s``) with the pump on; done when the cup attaches. The cup's target
+    is the latest detection relative to the vehicle (``MissionContext.target_body``: the
+    INS's drift during a DVL outage cancels), re-sent each step (the arm tracks), and the
+    vehicle holds its grasp point over the target's estimate (which follows the camera:
+    the INS may jump)."""
 
     close_range = True
 
@@ -321,6 +322,8 @@ class Grasp(Phase):
         top = ctx.target.copy()
         top[2] -= p.target_height_m
         x_b = ctx.to_body(top)
+        if ctx.target_body is not None:  # what the camera saw last, relative to the vehicle
+            x_b = ctx.target_body - ctx.nav.R.T @ np.array([0.0, 0.0, p.target_height_m])
         pressing = self.elapsed > p.grasp_move_s + 0.5
         x_b[2] += p.grasp_press_m if pressing else -p.pregrasp_above_m
         ctx.command.arm = {"x": float(x_b[0]), "y": float(x_b[1]), "z": float(x_b[2]),
