@@ -287,8 +287,12 @@ def test_drift_percent_of_distance_on_a_ten_minute_straight_run():
     print("metrics:", {k: (round(v, 4) if isinstance(v, float) else v) for k, v in m.items()})
     assert m["dvl_refused"] == 0 and m["dvl_rejected"] == 0 and m["imu_refused"] == 0
     assert m["distance_travelled_m"] == pytest.approx(360.0, rel=1e-3)
-    # MEMS IMU + DVL, no heading aid: the heading error dominates the drift.
-    assert 0.0 < m["drift_percent_of_distance"] < 1.5  # 0.88 % (3.2 m) with seed 3
+    # MEMS IMU + DVL, no heading aid: the heading error dominates the drift. A gyro
+    # bias of ~5e-5 rad/s over 600 s turns the heading by ~0.03 rad: a cross-track error
+    # of ~1.5 % of the distance; the filter must say so (1.43 %, 5.1 m against a
+    # reported sigma of 13.3 m with seed 3).
+    assert 0.0 < m["drift_percent_of_distance"] < 3.0
+    assert m["final_horizontal_error_m"] < 3.0 * m["horizontal_sigma_m"]
     last = outs[-1]
     err = math.hypot(last.position_ned_m.x - last.true_position_ned_m.x,
                      last.position_ned_m.y - last.true_position_ned_m.y)
