@@ -380,7 +380,7 @@ def _report(summary: dict, out: Path, *, quiet: bool) -> None:
     the first tick: it would be all zeros), where the outputs are, and the error once."""
     from .summary import format_table
 
-    ok = summary["status"] == "ok"
+    ok = summary["status"] in ("ok", "terminated")  # terminated: a component ended it well
     if not quiet:
         if ok or summary.get("ticks"):
             print(format_table(summary, with_error=False))

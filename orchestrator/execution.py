@@ -228,9 +228,9 @@ class Execution:
             self._rank = {s.name: s.index for s in self.slots}
         self.time_ns = 0
         self.ticks = 0
-        self.finished: tuple[str, int, str] | None = None
-        """(component, time ns, why) of the step that ended the simulation
-        (StepResult.finished): the run stops after that instant."""
+        self.finished: tuple[str, int, str, bool] | None = None
+        """(component, time ns, why, failed) of the step that ended the simulation
+        (StepResult.finished, .failed): the run stops after that instant."""
         # Real-time mode (orchestrator/realtime.py): called with each tick's time
         # before anything is stepped; it waits for the tick's wall-clock deadline.
         self.pace: Callable[[int], None] | None = None
@@ -563,7 +563,7 @@ class Execution:
         self.messages += len(samples)
         if slot.adapter.finished and self.finished is None:
             self.finished = (slot.name, slot.t_next if end_ns is None else end_ns,
-                             slot.adapter.finished)
+                             slot.adapter.finished, slot.adapter.finished_failed)
 
     def _bad_output(self, slot: _Slot, samples: list[Sample], sample: Sample, what: str,
                     fix: str) -> None:

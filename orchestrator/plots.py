@@ -246,7 +246,7 @@ def _spec_figure(spec: PlotSpec, topics: dict[str, _Topic], path: Path) -> None:
     """A ``[[plots]]`` figure: its series (signals or expressions, plotexpr.py) against
     time, or with ``kind = "xy"`` in pairs (x, y) as tracks (equal scales)."""
     fig = _new_figure(2 if spec.kind == "time" else 4)
-    ax = fig.subplots()
+    ax = fig.add_subplot(projection="3d") if spec.kind == "xyz" else fig.subplots()
     arrays: dict[str, tuple[np.ndarray, dict[str, tuple[np.ndarray, str]]]] = {}
     kinds: dict[str, str] = {}
 
@@ -290,6 +290,27 @@ def _spec_figure(spec: PlotSpec, topics: dict[str, _Topic], path: Path) -> None:
         ax.set_aspect("equal", adjustable="datalim")
         if spec.xlabel:
             ax.set_xlabel(spec.xlabel)
+    elif spec.kind == "xyz":
+        for texts in zip(spec.series[0::3], spec.series[1::3], spec.series[2::3]):
+            x, y, z = (signal(text) for text in texts)
+            if x is None or y is None or z is None:
+                continue
+            y_at = np.interp(x[0], y[0], y[1], left=np.nan, right=np.nan)
+            z_at = np.interp(x[0], z[0], z[1], left=np.nan, right=np.nan)
+            refs = {text.partition(":")[0] for text in texts}
+            fields = {text.partition(":")[2].rpartition(".")[0] for text in texts}
+            if len(refs) == 1 and len(fields) == 1 and "(" not in texts[0]:
+                label = f"{refs.pop()}:{fields.pop()}"  # one vector field: name it once
+            else:
+                label = " / ".join(texts)
+            ax.plot(x[1], y_at, z_at, linewidth=1.0, label=label)
+            ax.plot(x[1][:1], y_at[:1], z_at[:1], "o", color=ax.lines[-1].get_color(),
+                    markersize=4)
+            drawn += 1
+        if drawn:
+            ax.invert_zaxis()  # depth down
+        if spec.xlabel:
+            ax.set_xlabel(spec.xlabel)
     else:
         for text in spec.series:
             s = signal(text)
@@ -307,6 +328,8 @@ def _spec_figure(spec: PlotSpec, topics: dict[str, _Topic], path: Path) -> None:
     ax.set_title(spec.title)
     if spec.ylabel:
         ax.set_ylabel(spec.ylabel)
+    if spec.kind == "xyz" and spec.zlabel:
+        ax.set_zlabel(spec.zlabel)
     ax.grid(True, alpha=0.3)
     fig.savefig(path)
 

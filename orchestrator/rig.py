@@ -134,10 +134,13 @@ class PlotSpec:
     """Y axis label, with the unit."""
     kind: str = "time"
     """``time``: every series against simulation time; ``xy``: the series are pairs
-    (x, y), each drawn as a track (e.g. east, north); ``waterfall``: an image per
-    series, a row per message of its ``[*]`` elements (orchestrator/plots.py)."""
+    (x, y), each drawn as a track (e.g. east, north); ``xyz``: triples (x, y, z), 3-D
+    tracks, z down; ``waterfall``: an image per series, a row per message of its
+    ``[*]`` elements (orchestrator/plots.py)."""
     xlabel: str = ""
-    """X axis label of an ``xy`` plot, with the unit."""
+    """X axis label of an ``xy`` or ``xyz`` plot, with the unit."""
+    zlabel: str = ""
+    """Z axis label of an ``xyz`` plot, with the unit."""
 
 
 @dataclass(frozen=True)

@@ -432,9 +432,12 @@ def run_rig(
         failed_component = execution.shutdown_failed if execution is not None else None
     terminated = None
     if status == "ok" and execution is not None and execution.finished is not None:
-        by, at_ns, why = execution.finished
+        by, at_ns, why, finished_failed = execution.finished
         status = "terminated"
         terminated = {"component": by, "time_s": at_ns * 1e-9, "reason": why}
+        if finished_failed:  # the component ended the run as a failure (a safe abort)
+            status, error, failed_component = "failed", f"{by}: {why}", by
+            terminated["failed"] = True
     components = {}
     for c in rig.components:
         a = adapters.get(c.name)

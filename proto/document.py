@@ -20,8 +20,8 @@ PACKAGE_DIR = PROTO_ROOT / "moonpool" / "v1"
 COMMAND = "python proto/document.py > docs/messages.md"
 
 # File order in the page: the domain messages first, the wire protocol last.
-ORDER = ("common", "vehicle", "navigation", "sensors", "acoustics", "vision", "signals",
-         "lifecycle")
+ORDER = ("common", "vehicle", "navigation", "sensors", "acoustics", "vision", "mission",
+         "signals", "lifecycle")
 
 # FieldDescriptorProto.Type -> the .proto spelling
 _SCALAR = {1: "double", 2: "float", 3: "int64", 4: "uint64", 5: "int32", 6: "fixed64",

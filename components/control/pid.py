@@ -27,6 +27,17 @@ Feed-forward F_ff (optional): the net weight B(d) − W on heave at the vehicle'
 (``buoyancy_feedforward``; B(d) with the profile's pycnocline and hull compression),
 and the model term R (M a_ref + D(ν_ref) ν_ref) from the setpoint's velocity and
 acceleration (``model_feedforward``), both from the vehicle profile.
+
+**Free axes.** A setpoint coordinate that is NaN (x, y, z or yaw) leaves that axis
+uncontrolled: its output is 0 (no P, I, D or feed-forward) and its integral is reset,
+so it starts afresh when a number comes back. The hadal descent holds depth rate and
+heading and lets the current carry the vehicle (x = y = NaN).
+
+**Known disturbance.** The optional ``disturbance`` input (a body wrench w_d the
+vehicle is known to receive, e.g. the arm's reaction, ``manipulation.arm``'s
+``wrench``) is cancelled: τ ← τ − w_d on all six axes (seed 003's coordinated
+vehicle–manipulator control), after the saturation of the world-frame PID and the
+levelling, so a large disturbance is still answered; the allocator bounds the sum.
 """
 
 from __future__ import annotations
@@ -130,6 +141,8 @@ class WorldFramePid(StateInput, Component):
     inputs = (
         Port("setpoint", navigation_pb2.Setpoint, "pose to hold or follow (NED, yaw) with feed-forward"),
         Port("state", vehicle_pb2.VehicleState, "vehicle state: VehicleState, or NavigationState (parameter state_type)"),
+        Port("disturbance", vehicle_pb2.Wrench, "optional: a known body wrench on the vehicle "
+             "(the arm's reaction) to cancel"),
     )
     outputs = (Port("wrench", vehicle_pb2.Wrench, "commanded body wrench (FRD)"),)
 
@@ -271,7 +284,12 @@ class WorldFramePid(StateInput, Component):
         ff = self.feedforward(sp, kin.yaw, kin.position_ned[2])
         errors = (e[0], e[1], e[2], e_yaw)
         rates = (e_rate[0], e_rate[1], e_rate[2], e_yaw_rate)
-        world = np.array([ax.update(errors[i], rates[i], dt, ff[i]) for i, ax in enumerate(self.axes)])
+        world = np.zeros(4)
+        for i, ax in enumerate(self.axes):
+            if math.isnan(errors[i]):  # a NaN coordinate: the axis is free
+                ax.reset()
+            else:
+                world[i] = ax.update(errors[i], rates[i], dt, ff[i])
         x, y, z, n = body_wrench_from_world(world, kin.yaw)
         k, m = self.level(kin)
         return np.array([x, y, z, k, m, n])
@@ -285,6 +303,11 @@ class WorldFramePid(StateInput, Component):
                 elapsed = dt_ns if self.last_t_ns is None else t_ns - self.last_t_ns
                 self.last_t_ns = t_ns
                 self.command = self.control(kin, sp, elapsed * 1e-9)
+                dist = inputs.get("disturbance")
+                if dist is not None:
+                    self.command = self.command - np.array(
+                        [dist.force_n.x, dist.force_n.y, dist.force_n.z,
+                         dist.torque_nm.x, dist.torque_nm.y, dist.torque_nm.z])
                 self.steps += 1
                 self.saturated_steps += any(ax.saturated for ax in self.axes)
         return {"wrench": make_wrench(self.header(t_ns, "body"), self.command)}

@@ -55,6 +55,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..sdk.errors import ParameterError
+from ..sdk.frames import cross
 
 try:  # MuJoCo enters here; everything else imports it from this module
     import mujoco
@@ -161,7 +162,7 @@ def mjcf(g: ArmGeometry, *, free_base: bool = False, base_mass_kg: float = 50.0,
          target: bool = True, floor_z_m: float | None = None,
          target_pos_m=(0.45, 0.0, 0.40), target_size_m=(0.06, 0.01),
          target_mass_kg: float = 0.2, target_euler_rad=(0.0, 0.0, 0.0),
-         timestep_s: float = 0.001, integrator: str = "Euler") -> str:
+         timestep_s: float = 0.001, integrator: str = "Euler", world: bool = False) -> str:
     """The MJCF text of the arm in frame A (world = A unless ``free_base``).
 
     Bodies: ``base`` (welded to the world, or on a free joint of mass
@@ -172,6 +173,12 @@ def mjcf(g: ArmGeometry, *, free_base: bool = False, base_mass_kg: float = 50.0,
     arm, since z is down) and a floor plane at depth ``floor_z_m`` (z down, its
     normal −z). The equality ``suction`` (weld cup body ↔ target) is created
     inactive. Only the target and the floor collide (the arm's links do not).
+
+    ``world``: the target is placed from the world (``world_object.py``): a mocap body
+    ``anchor``, moved each sub-step to where the world is in the arm's frame, holds it
+    where it rests (the weld ``rest``, active: the seabed's support and friction); no
+    floor plane (a mocap plane would hold a resting object still in the arm's frame
+    through contact friction, not in the world) and the target does not collide.
     ``integrator``: MuJoCo's ``Euler`` (semi-implicit, the default) or ``RK4``."""
     if integrator not in ("Euler", "RK4"):
         raise ParameterError(f"integrator must be 'Euler' or 'RK4', got {integrator!r}",
@@ -182,7 +189,10 @@ def mjcf(g: ArmGeometry, *, free_base: bool = False, base_mass_kg: float = 50.0,
     base_inertial = (f'<inertial pos="0 0 0" mass="{base_mass_kg}" diaginertia="4 5 6"/>'
                      if free_base else "")
     floor = ""
-    if floor_z_m is not None:
+    if world:
+        floor = (f'<body name="anchor" mocap="true" pos="{target_pos_m[0]} {target_pos_m[1]} '
+                 f'{target_pos_m[2]}"/>')
+    elif floor_z_m is not None:
         floor = (f'<geom name="floor" type="plane" size="5 5 0.1" pos="0 0 {floor_z_m}" '
                  'zaxis="0 0 -1" contype="1" conaffinity="1"/>')
     tgt = eq = ""
@@ -193,12 +203,14 @@ def mjcf(g: ArmGeometry, *, free_base: bool = False, base_mass_kg: float = 50.0,
     <body name="target" pos="{target_pos_m[0]} {target_pos_m[1]} {target_pos_m[2]}" euler="{e}">
       <freejoint name="target_free"/>
       <geom name="target" type="cylinder" size="{rad} {hh}" mass="{target_mass_kg}"
-            contype="1" conaffinity="1"/>
+            contype="{0 if world else 1}" conaffinity="{0 if world else 1}"/>
       <site name="surface" pos="0 0 {-hh}" zaxis="0 0 -1" size="0.005"/>
     </body>"""
-        eq = """
+        rest = ('\n    <weld name="rest" body1="anchor" body2="target" active="true" '
+                'relpose="0 0 0 1 0 0 0"/>') if world else ""
+        eq = f"""
   <equality>
-    <weld name="suction" body1="fore" body2="target" active="false" solref="0.005 1"/>
+    <weld name="suction" body1="fore" body2="target" active="false" solref="0.005 1"/>{rest}
   </equality>"""
     l1, l2 = g.l1_m, g.l2_m
     return f"""<mujoco model="hsv_arm">
@@ -361,5 +373,5 @@ class ArmSim:
         f = d.cfrc_int[self.turret, 3:]
         c = d.subtree_com[self.model.body_rootid[self.turret]]
         p = d.xpos[self.base]
-        tau_p = tq + np.cross(c - p, f)
+        tau_p = tq + cross(c - p, f)
         return -np.concatenate([f, tau_p])

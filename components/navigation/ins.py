@@ -1,59 +1,8 @@
-"""The INS: an error-state Kalman filter (ESKF) over strap-down IMU mechanisation,
-aided by DVL bottom-track velocity and pressure depth (seed 003: IMU + DVL + pressure,
-no external position fixes, so the horizontal position drifts).
-
-Reference: J. Solà, "Quaternion kinematics for the error-state Kalman filter",
-arXiv:1711.02508 (2017), sections 5.3 (ESKF with local angular error, eqs. 260–270)
-and 6 (injection and reset). Conventions (``moonpool.components.sdk.frames``): NED
-world, FRD body, q = (w, x, y, z) rotates body vectors into NED, R = R(q).
-
-Nominal state x (16 numbers) and error state δx (15 numbers)::
-
-    x  = [p v q a_b ω_b]     p NED position (m), v NED velocity (m/s), q body→NED,
-                             a_b accelerometer bias (m/s², body axes),
-                             ω_b gyro bias (rad/s, body axes)
-    δx = [δp δv δθ δa_b δω_b]   δθ the local attitude error (rad): R_true = R (I + [δθ]×)
-
-Mechanisation on every IMU sample (f_m, ω_m rotated from the IMU's mount into the body
-axes; zero-order hold of the previous sample over Δt = t_k − t_{k−1}, s)::
-
-    f = f_m − a_b,  ω = ω_m − ω_b,  g = (0, 0, 9.80665) m/s² NED
-    p ← p + v Δt + ½ (R f + g) Δt²
-    v ← v + (R f + g) Δt
-    q ← q ⊗ q{ω Δt}                 (q{φ} = [cos(|φ|/2), sin(|φ|/2) φ/|φ|])
-    a_b ← a_b,  ω_b ← ω_b           (random walks)
-
-Error-state propagation (Solà eq. 269–270)::
-
-    P ← F_x P F_xᵀ + Q_i,   F_x = [[I, IΔt, 0,         0,     0   ],
-                                   [0, I,   −R[f]×Δt,  −RΔt,  0   ],
-                                   [0, 0,   R{ωΔt}ᵀ,   0,     −IΔt],
-                                   [0, 0,   0,         I,     0   ],
-                                   [0, 0,   0,         0,     I   ]]
-    Q_i = diag(0, N_a² Δt I, N_g² Δt I, K_a² Δt I, K_g² Δt I)
-
-with N_a (m/s²/√Hz) and N_g (rad/s/√Hz) the white-noise densities of the accelerometer
-and gyro (velocity and angle random walk) and K_a (m/s²/√s), K_g (rad/s/√s) their bias
-random walks (the IMU's bias-instability band is modelled as a random walk: choose K
-to cover it over the mission, docs/navigation.md).
-
-Updates (z = h(x) + ν, ν ~ N(0, R_z); H = ∂h/∂δx; Joseph form)::
-
-    y = z − h(x),  S = H P Hᵀ + R_z,  NIS = yᵀ S⁻¹ y,  K = P Hᵀ S⁻¹
-    δx̂ = K y,  P ← (I − K H) P (I − K H)ᵀ + K R_z Kᵀ
-    injection: p += δp̂, v += δv̂, q ← q ⊗ q{δθ̂}, a_b += δâ_b, ω_b += δω̂_b
-    reset (Solà eq. 287, G = I − [½δθ̂]×): P ← G P Gᵀ
-
-DVL bottom track (sensor frame s: lever arm r, mount R_bs)::
-
-    z = v_s,  h = R_bsᵀ (Rᵀ v + ω × r),  ω = ω_m − ω_b
-    H_δv = R_bsᵀ Rᵀ,  H_δθ = R_bsᵀ [Rᵀ v]×,  H_δω_b = R_bsᵀ [r]×
-    R_z = the DVL's velocity covariance (m²/s²) + σ_v,min² I
-
-Pressure (port at lever arm r_p; depth from the water column, section below)::
-
-    z = d_s,  h = p_z + (R r_p)_z,  H_δp = [0 0 1],  H_δθ = −(R [r_p]×)₃,:
-    R_z = σ_d²,  σ_d = σ_p / (ρ(d) g)   (m)
+"""The INS component ``navigation.ins``: the error-state Kalman filter of ``eskf.py``
+(IMU mechanisation aided by DVL bottom-track velocity, pressure depth and, during the
+descent, USBL fixes; seed 003: IMU + DVL + pressure, no external position fixes on the
+floor, so the horizontal position drifts) fed by messages, publishing a
+NavigationState with its covariance and the truth beside it (docs/navigation.md).
 
 Depth from pressure: the inverse of the FMU's water column (``WaterColumn``:
 p = p_atm + g ∫₀^d ρ(z) dz), found by Newton's method (dp/dd = ρ(d) g > 0).
@@ -89,163 +38,17 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import chi2
 
 from moonpool.v1 import common_pb2, navigation_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
-from ..sdk.frames import (euler_from_rot, quat_from_euler, quat_multiply, rot_from_euler,
-                          rot_from_quat, skew, tilt_from_specific_force)
+from ..sdk.frames import euler_from_rot, quat_from_euler, rot_from_euler, rot_from_quat, tilt_from_specific_force
 from ..sensors.environment import WaterColumn
+from ..sensors.imu import PRESETS
+from .eskf import ErrorStateKF, FilterNoise, ImuNoise, noise_from_imu, quat_from_rotvec
 
 NS = 1_000_000_000
-G = 9.80665
-GRAVITY = np.array([0.0, 0.0, G])
-
-# Error-state slices.
-P_, V_, TH, BA, BG = slice(0, 3), slice(3, 6), slice(6, 9), slice(9, 12), slice(12, 15)
-
-
-def quat_from_rotvec(phi: np.ndarray) -> np.ndarray:
-    """q{φ} = [cos(|φ|/2), sin(|φ|/2) φ/|φ|] (Solà eq. 101), (w, x, y, z)."""
-    a = float(np.linalg.norm(phi))
-    if a < 1e-12:
-        q = np.array([1.0, 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]])
-        return q / np.linalg.norm(q)
-    s = math.sin(a / 2) / a
-    return np.array([math.cos(a / 2), s * phi[0], s * phi[1], s * phi[2]])
-
-
-def rot_from_rotvec(phi: np.ndarray) -> np.ndarray:
-    """R{φ} = exp([φ]×) (Rodrigues)."""
-    return rot_from_quat(quat_from_rotvec(phi))
-
-
-@dataclass(frozen=True)
-class ImuNoise:
-    """Continuous-time IMU noise the filter assumes."""
-
-    accel_noise_density: float
-    """N_a, m/s²/√Hz."""
-    gyro_noise_density: float
-    """N_g, rad/s/√Hz."""
-    accel_bias_walk: float
-    """K_a, m/s²/√s."""
-    gyro_bias_walk: float
-    """K_g, rad/s/√s."""
-
-
-class ErrorStateKF:
-    """The ESKF of the module docstring, without messages (testable on its own).
-
-    Call order: ``start(p, v, q, a_b, ω_b, P0)`` → ``propagate(f_body, ω_body, Δt)`` per
-    IMU sample, ``update_dvl`` / ``update_depth`` at their rates."""
-
-    def __init__(self, noise: ImuNoise, gate_probability: float = 0.9999) -> None:
-        self.noise = noise
-        self.gate = {d: float(chi2.ppf(gate_probability, d)) for d in (1, 3)}
-        self.p = np.zeros(3)
-        self.v = np.zeros(3)
-        self.q = np.array([1.0, 0.0, 0.0, 0.0])
-        self.ba = np.zeros(3)
-        self.bg = np.zeros(3)
-        self.P = np.eye(15)
-        self.omega = np.zeros(3)  # latest bias-corrected body rate, rad/s
-        self.f = np.zeros(3)  # latest bias-corrected specific force, m/s²
-
-    def start(self, p, v, q, ba, bg, P0) -> None:
-        self.p, self.v = np.array(p, float), np.array(v, float)
-        self.q = np.array(q, float) / np.linalg.norm(q)
-        self.ba, self.bg = np.array(ba, float), np.array(bg, float)
-        self.P = np.array(P0, float)
-
-    @property
-    def R(self) -> np.ndarray:
-        return rot_from_quat(self.q)
-
-    def propagate(self, f_m: np.ndarray, w_m: np.ndarray, dt: float) -> None:
-        """Mechanise one IMU sample (body axes) held over ``dt`` seconds."""
-        f = np.asarray(f_m, float) - self.ba
-        w = np.asarray(w_m, float) - self.bg
-        self.f, self.omega = f, w
-        if dt <= 0:
-            return
-        R = self.R
-        a = R @ f + GRAVITY
-        self.p = self.p + self.v * dt + 0.5 * a * dt * dt
-        self.v = self.v + a * dt
-        self.q = quat_multiply(self.q, quat_from_rotvec(w * dt))
-        self.q /= np.linalg.norm(self.q)
-        F = np.eye(15)
-        F[P_, V_] = np.eye(3) * dt
-        F[V_, TH] = -R @ skew(f) * dt
-        F[V_, BA] = -R * dt
-        F[TH, TH] = rot_from_rotvec(w * dt).T
-        F[TH, BG] = -np.eye(3) * dt
-        n = self.noise
-        Qd = np.zeros(15)
-        Qd[V_] = n.accel_noise_density**2 * dt
-        Qd[TH] = n.gyro_noise_density**2 * dt
-        Qd[BA] = n.accel_bias_walk**2 * dt
-        Qd[BG] = n.gyro_bias_walk**2 * dt
-        self.P = F @ self.P @ F.T + np.diag(Qd)
-        self.P = 0.5 * (self.P + self.P.T)
-
-    def _update(self, y: np.ndarray, H: np.ndarray, Rz: np.ndarray) -> tuple[float, bool]:
-        """Kalman update with innovation y; returns (NIS, applied)."""
-        S = H @ self.P @ H.T + Rz
-        nis = float(y @ np.linalg.solve(S, y))
-        if nis > self.gate[len(y)]:
-            return nis, False
-        K = np.linalg.solve(S, H @ self.P).T
-        dx = K @ y
-        IKH = np.eye(15) - K @ H
-        self.P = IKH @ self.P @ IKH.T + K @ Rz @ K.T
-        # Injection and reset (Solà sections 6.2, 6.3).
-        self.p = self.p + dx[P_]
-        self.v = self.v + dx[V_]
-        self.q = quat_multiply(self.q, quat_from_rotvec(dx[TH]))
-        self.q /= np.linalg.norm(self.q)
-        self.ba = self.ba + dx[BA]
-        self.bg = self.bg + dx[BG]
-        Gm = np.eye(15)
-        Gm[TH, TH] = np.eye(3) - skew(0.5 * dx[TH])
-        self.P = Gm @ self.P @ Gm.T
-        self.P = 0.5 * (self.P + self.P.T)
-        return nis, True
-
-    def update_dvl(self, v_s: np.ndarray, Rz: np.ndarray, lever_arm: np.ndarray,
-                   R_bs: np.ndarray) -> tuple[float, bool]:
-        """Bottom-track velocity v_s (sensor frame, m/s) with covariance Rz (m²/s²)."""
-        R = self.R
-        vb = R.T @ self.v
-        h = R_bs.T @ (vb + np.cross(self.omega, lever_arm))
-        H = np.zeros((3, 15))
-        H[:, V_] = R_bs.T @ R.T
-        H[:, TH] = R_bs.T @ skew(vb)
-        H[:, BG] = R_bs.T @ skew(lever_arm)
-        return self._update(np.asarray(v_s, float) - h, H, Rz)
-
-    def update_depth(self, d_s: float, var: float, lever_arm: np.ndarray) -> tuple[float, bool]:
-        """Depth d_s (m) of the pressure port at ``lever_arm`` (body, m), variance var (m²)."""
-        R = self.R
-        h = self.p[2] + (R @ lever_arm)[2]
-        H = np.zeros((1, 15))
-        H[0, 2] = 1.0
-        H[0, TH] = -(R @ skew(lever_arm))[2]
-        return self._update(np.array([d_s - h]), H, np.array([[var]]))
-
-    def error(self, p, v, q, ba, bg) -> np.ndarray:
-        """δx = truth ⊖ estimate (15,), δθ from R_estᵀ R_true (for NEES)."""
-        dR = self.R.T @ rot_from_quat(q)
-        # log map of a small rotation
-        c = np.clip((np.trace(dR) - 1) / 2, -1.0, 1.0)
-        a = math.acos(c)
-        w = np.array([dR[2, 1] - dR[1, 2], dR[0, 2] - dR[2, 0], dR[1, 0] - dR[0, 1]])
-        dth = w / 2 if a < 1e-9 else w * a / (2 * math.sin(a))
-        return np.concatenate([np.asarray(p) - self.p, np.asarray(v) - self.v, dth,
-                               np.asarray(ba) - self.ba, np.asarray(bg) - self.bg])
 
 
 def depth_from_pressure(water: WaterColumn, p_pa: float, guess: float = 0.0) -> float:
@@ -277,6 +80,8 @@ class Ins(Component):
         Port("imu", sensors_pb2.Imu, "specific force and angular rate (every sample)", queued=True),
         Port("dvl", sensors_pb2.Dvl, "bottom-track velocity, sensor frame", queued=True),
         Port("pressure", sensors_pb2.Pressure, "absolute pressure (depth)", queued=True),
+        Port("usbl", sensors_pb2.Usbl, "optional: USBL fixes of the vehicle's beacon (used "
+             "until the first DVL bottom lock with usbl_mode = 'descent')", queued=True),
         Port("truth", vehicle_pb2.VehicleState, "optional: true state, copied into the truth "
              "fields and used for the drift and NEES metrics"),
     )
@@ -284,6 +89,12 @@ class Ins(Component):
 
     @dataclass(frozen=True, kw_only=True)
     class Parameters:
+        imu_grade: str = param("", "'mems' or 'tactical': the noise densities, bias walks and "
+                               "initial bias σ from the IMU model's preset (sensors.imu; "
+                               "noise_from_imu), and the explicit ones must stay at their "
+                               "defaults; '' uses the explicit values")
+        observability_constrained: bool = param(True, "keep yaw unobservable without a heading "
+                                                "or position aid (OC-EKF, module doc)")
         accel_noise_density: float = param(4e-3, "N_a: accelerometer white-noise density assumed", unit="m/s^2/sqrt(Hz)")
         gyro_noise_density: float = param(3.4e-4, "N_g: gyro white-noise density assumed", unit="rad/s/sqrt(Hz)")
         accel_bias_walk: float = param(2e-4, "K_a: accelerometer bias random walk assumed", unit="m/s^2/sqrt(s)")
@@ -311,6 +122,11 @@ class Ins(Component):
         initial_gyro_bias_std: float = param(1e-4, "σ of the initial gyro bias (after the turn-on calibration: 20 °/h)", unit="rad/s")
         gate_probability: float = param(0.9999, "χ² gate: probability of keeping a good measurement")
         max_position_std_m: float = param(50.0, "refuse the output while the horizontal σ exceeds this", unit="m")
+        usbl_xyz_m: tuple[float, ...] = param((0.0, 0.0, 0.0), "USBL beacon lever arm, body frame", unit="m")
+        usbl_transceiver_ned_m: tuple[float, ...] = param((0.0, 0.0, 0.0), "USBL transceiver position (as the USBL's)", unit="m")
+        usbl_transceiver_rpy_rad: tuple[float, ...] = param((0.0, 0.0, 0.0), "USBL transceiver orientation (as the USBL's)", unit="rad")
+        usbl_mode: str = param("descent", "'descent': USBL fixes only until the first DVL bottom lock "
+                               "(then IMU + DVL + pressure alone, seed 003's survey); 'always'")
 
     @classmethod
     def check_parameters(cls, params: Parameters) -> None:
@@ -323,11 +139,25 @@ class Ins(Component):
                      "initial_accel_bias_std", "initial_gyro_bias_std", "max_position_std_m"):
             if not getattr(params, name) > 0:
                 bad(f"{name} must be > 0, got {getattr(params, name)}", f"give a positive {name}")
+        if params.imu_grade:
+            if params.imu_grade not in PRESETS or params.imu_grade == "ideal":
+                bad(f"unknown imu_grade {params.imu_grade!r}", "use 'mems', 'tactical' or ''")
+            defaults = type(params)()
+            changed = [k for k in ("accel_noise_density", "gyro_noise_density", "accel_bias_walk",
+                                   "gyro_bias_walk", "initial_accel_bias_std", "initial_gyro_bias_std")
+                       if getattr(params, k) != getattr(defaults, k)]
+            if changed:
+                bad(f"imu_grade {params.imu_grade!r} conflicts with explicit {', '.join(changed)}",
+                    "give either imu_grade or the noise parameters")
+        if params.usbl_mode not in ("descent", "always"):
+            bad(f"usbl_mode must be 'descent' or 'always', got {params.usbl_mode!r}",
+                "usbl_mode = 'descent' or 'always'")
         for name in ("accel_bias_walk", "gyro_bias_walk"):
             if getattr(params, name) < 0:
                 bad(f"{name} must be >= 0", f"give {name} >= 0")
         for name in ("imu_rpy_rad", "dvl_xyz_m", "dvl_rpy_rad", "pressure_xyz_m", "initial_rpy_rad",
-                     "initial_position_ned_m", "initial_attitude_std_rad"):
+                     "initial_position_ned_m", "initial_attitude_std_rad", "usbl_xyz_m",
+                     "usbl_transceiver_ned_m", "usbl_transceiver_rpy_rad"):
             if len(getattr(params, name)) != 3:
                 bad(f"{name} needs 3 values, got {len(getattr(params, name))}", "give 3 numbers")
         if params.attitude_from not in ("gravity", "parameter"):
@@ -345,21 +175,33 @@ class Ins(Component):
         self.R_bd = rot_from_euler(*params.dvl_rpy_rad)
         self.r_dvl = np.array(params.dvl_xyz_m, float)
         self.r_p = np.array(params.pressure_xyz_m, float)
+        self.r_u = np.array(params.usbl_xyz_m, float)
+        self.R_wt = rot_from_euler(*params.usbl_transceiver_rpy_rad)
+        self.p_t = np.array(params.usbl_transceiver_ned_m, float)
+        if params.imu_grade:
+            self.filter_noise = noise_from_imu(PRESETS[params.imu_grade]())
+        else:
+            self.filter_noise = FilterNoise(
+                ImuNoise(params.accel_noise_density, params.gyro_noise_density,
+                         params.accel_bias_walk, params.gyro_bias_walk),
+                params.initial_accel_bias_std, params.initial_gyro_bias_std)
         self.water = WaterColumn(rho_surface=params.rho_surface, pycnocline_depth=params.pycnocline_depth,
                                  pycnocline_width=params.pycnocline_width,
                                  pycnocline_delta_rho=params.pycnocline_delta_rho, p_atm=params.atmospheric_pa)
 
     def initialize(self, start_time_ns: int):
         p = self.p
-        self.kf = ErrorStateKF(ImuNoise(p.accel_noise_density, p.gyro_noise_density, p.accel_bias_walk,
-                                        p.gyro_bias_walk), p.gate_probability)
+        self.kf = ErrorStateKF(self.filter_noise.noise, p.gate_probability,
+                               observability_constrained=p.observability_constrained)
         self.kf.p = np.array(p.initial_position_ned_m, float)  # published while aligning
         self.aligned = False
         self.align_f: list[np.ndarray] = []
         self.t_imu: int | None = None
         self.last_imu: tuple[np.ndarray, np.ndarray] | None = None
-        self.counts = {k: {"applied": 0, "refused": 0, "rejected": 0} for k in ("imu", "dvl", "pressure")}
-        self.nis_sum = {"dvl": 0.0, "pressure": 0.0}
+        self.counts = {k: {"applied": 0, "refused": 0, "rejected": 0, "ignored": 0}
+                       for k in ("imu", "dvl", "pressure", "usbl")}
+        self.nis_sum = {"dvl": 0.0, "pressure": 0.0, "usbl": 0.0}
+        self.bottom_locked = False
         self.last_depth = 0.0
         self.dead_reckoning_since_ns: int | None = None
         self.t_last_dvl: int | None = None
@@ -386,8 +228,8 @@ class Ins(Component):
         sa = np.array(p.initial_attitude_std_rad, float)
         P0 = np.diag(np.concatenate([np.full(3, p.initial_position_std_m**2),
                                      np.full(3, p.initial_velocity_std_mps**2), sa**2,
-                                     np.full(3, p.initial_accel_bias_std**2),
-                                     np.full(3, p.initial_gyro_bias_std**2)]))
+                                     np.full(3, self.filter_noise.accel_bias_std**2),
+                                     np.full(3, self.filter_noise.gyro_bias_std**2)]))
         self.kf.start(p.initial_position_ned_m, np.zeros(3), quat_from_euler(roll, pitch, yaw),
                       np.zeros(3), np.zeros(3), P0)
         self.aligned = True
@@ -431,6 +273,7 @@ class Ins(Component):
             c["applied"] += 1
             self.nis_sum["dvl"] += nis
             self.t_last_dvl = msg.header.sim_time_ns
+            self.bottom_locked = True
         else:
             c["rejected"] += 1
 
@@ -451,15 +294,38 @@ class Ins(Component):
         else:
             c["rejected"] += 1
 
+    def _usbl(self, msg: sensors_pb2.Usbl) -> None:
+        c = self.counts["usbl"]
+        if not msg.validity.valid:
+            c["refused"] += 1
+            return
+        if not self.aligned:
+            return
+        if self.p.usbl_mode == "descent" and self.bottom_locked:
+            c["ignored"] += 1  # on the floor: no external position fixes (seed 003)
+            return
+        cov = np.array(msg.position_covariance.values, float)
+        if cov.size != 9 or not np.all(np.isfinite(cov)):
+            c["refused"] += 1
+            return
+        p_fix = self.p_t + self.R_wt @ _v3(msg.position_m)
+        Rz = self.R_wt @ cov.reshape(3, 3) @ self.R_wt.T
+        nis, ok = self.kf.update_position(p_fix, Rz, self.r_u)
+        if ok:
+            c["applied"] += 1
+            self.nis_sum["usbl"] += nis
+        else:
+            c["rejected"] += 1
+
     # -- the step --------------------------------------------------------------
 
     def step(self, t_ns: int, dt_ns: int, inputs: Any):
         events = []
-        for kind, port in ((0, "imu"), (1, "dvl"), (2, "pressure")):
+        for kind, port in ((0, "imu"), (1, "dvl"), (2, "pressure"), (3, "usbl")):
             for i, msg in enumerate(inputs.get(port) or ()):
                 events.append((msg.header.sim_time_ns, kind, i, msg))
         for _t, kind, _i, msg in sorted(events, key=lambda e: e[:3]):
-            (self._imu, self._dvl, self._pressure)[kind](msg)
+            (self._imu, self._dvl, self._pressure, self._usbl)[kind](msg)
         return {"navigation": self._output(t_ns, inputs.get("truth"))}
 
     def _output(self, t_ns: int, truth: vehicle_pb2.VehicleState | None) -> navigation_pb2.NavigationState:
@@ -524,6 +390,8 @@ class Ins(Component):
             "dvl_mean_nis": self.nis_sum["dvl"] / c["dvl"]["applied"] if c["dvl"]["applied"] else None,
             "pressure_mean_nis": (self.nis_sum["pressure"] / c["pressure"]["applied"]
                                   if c["pressure"]["applied"] else None),
+            "usbl_applied": c["usbl"]["applied"], "usbl_refused": c["usbl"]["refused"],
+            "usbl_rejected": c["usbl"]["rejected"], "usbl_ignored": c["usbl"]["ignored"],
             "horizontal_sigma_m": math.sqrt(max(self.kf.P[0, 0], self.kf.P[1, 1])),
         }
         if self.final_error_m is not None:
@@ -536,4 +404,5 @@ class Ins(Component):
         return out
 
 
-__all__ = ["ErrorStateKF", "ImuNoise", "Ins", "depth_from_pressure", "quat_from_rotvec"]
+__all__ = ["ErrorStateKF", "FilterNoise", "ImuNoise", "Ins", "depth_from_pressure", "noise_from_imu",
+           "quat_from_rotvec"]

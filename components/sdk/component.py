@@ -151,6 +151,8 @@ class Component:
     period_ns: int = 0
     finished: str = ""
     """Non-empty once the component ended the simulation (:meth:`finish`): why."""
+    finished_failed: bool = False
+    """True when :meth:`finish` ended the run as a failure (``failed=True``)."""
     initial_inputs: ClassVar[bool] = False
     """True: ``initialize(start_time_ns, inputs)`` receives the inputs visible at the
     start time (the initial outputs of the components initialized before it, in rig
@@ -245,10 +247,17 @@ class Component:
 
     # -- helpers ---------------------------------------------------------------
 
-    def finish(self, reason: str) -> None:
+    def finish(self, reason: str, failed: bool = False) -> None:
         """Inside ``step``: this step is the last one; the run ends cleanly after it
-        (``reason`` goes into the run's summary). The step's outputs are still returned."""
+        (``reason`` goes into the run's summary). The step's outputs are still returned.
+
+        ``failed=True`` ends the run as a failure (status "failed", exit 1, ``reason`` as
+        the error, this component as ``failed_component``) while everything else stays
+        orderly: the outputs of this step are recorded and every component, this one
+        included, is terminated normally and reports its metrics. For a component that
+        decides the run has failed (a mission manager's safe abort), not one that broke."""
         self.finished = reason or "finished"
+        self.finished_failed = bool(failed)
 
     def header(self, t_ns: int, frame_id: str = "") -> common_pb2.Header:
         """A header stamped ``t_ns`` (the host fills source and seq)."""

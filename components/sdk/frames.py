@@ -75,7 +75,8 @@ import numpy as np
 __all__ = [
     "cross", "euler_from_rot", "quat_conjugate", "quat_from_euler", "quat_from_rot",
     "quat_multiply", "rot_from_euler", "rot_from_quat", "rot_x", "rot_y", "rot_z",
-    "rotate", "skew", "tilt_from_specific_force", "wrap_angle",
+    "quat_from_rotvec", "rot_from_rotvec", "rotate", "skew", "tilt_from_specific_force",
+    "wrap_angle",
 ]
 
 _TWO_PI = 2.0 * math.pi  # exactly twice the double π
@@ -354,3 +355,19 @@ def rot_z(a: float) -> np.ndarray:
     """Rz(a): rotation by a [rad] about z."""
     c, s = math.cos(a), math.sin(a)
     return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+
+
+def quat_from_rotvec(phi: Any) -> np.ndarray:
+    """q{φ} = [cos(|φ|/2), sin(|φ|/2) φ/|φ|] (Solà 2017, eq. 101), (w, x, y, z): the
+    rotation by |φ| rad about φ/|φ|; to first order near φ = 0 (normalised)."""
+    a = float(np.linalg.norm(phi))
+    if a < 1e-12:
+        q = np.array([1.0, 0.5 * phi[0], 0.5 * phi[1], 0.5 * phi[2]])
+        return q / np.linalg.norm(q)
+    s = math.sin(a / 2) / a
+    return np.array([math.cos(a / 2), s * phi[0], s * phi[1], s * phi[2]])
+
+
+def rot_from_rotvec(phi: Any) -> np.ndarray:
+    """R{φ} = exp([φ]×) (Rodrigues), 3×3."""
+    return rot_from_quat(quat_from_rotvec(phi))

@@ -53,6 +53,7 @@ from .errors import (
 from .host import INITIALIZED, ComponentHost, Output
 from .wire import (
     K_COMPUTE,
+    K_FAILED,
     K_FINISHED,
     K_INSTANCE,
     K_ITEM,
@@ -518,6 +519,8 @@ class Server:
         if host.component.finished:
             why = host.component.finished.encode()
             parts += (K_FINISHED, varint(len(why)), why)
+            if host.component.finished_failed:
+                parts += (K_FAILED, b"\x01")
         return b"".join(parts)
 
     def _step_batch(self, batch: lc.StepBatch, frames_in: list, frames_out: list) -> bytes:

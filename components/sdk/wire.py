@@ -491,6 +491,7 @@ K_PARAMETER = b"\x22"  # Step.parameters (4)
 K_OUTPUT = b"\x12"  # StepResult.outputs (2)
 K_COMPUTE = b"\x18"  # StepResult.compute_ns (3)
 K_FINISHED = b"\x22"  # StepResult.finished (4)
+K_FAILED = b"\x28"  # StepResult.failed (5)
 K_PAYLOAD = b"\x1a"  # PortValue.payload (3)
 K_ATTACHMENT = b"\x20"  # PortValue.attachment (4)
 

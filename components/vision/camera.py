@@ -160,6 +160,10 @@ class DeepSeaCamera(Component):
                                     "is at auto_exposure_target of full scale")
         auto_exposure_target: float = param(0.7, "fraction of full scale")
         max_gain: float = param(16.0, "largest gain auto-exposure may use")
+        movable_objects: tuple[str, ...] = param(
+            (), "objects of the scene that move (a grasped target): each is seen where the "
+            "input object_NAME (VehicleState: the object's pose) puts it, at its scene pose "
+            "until a message arrives")
 
         def __post_init__(self) -> None:
             if self.scene is None:
@@ -171,6 +175,15 @@ class DeepSeaCamera(Component):
             problems = validate_scene(self.scene)
             if problems:
                 raise ValueError("scene: " + "; ".join(problems))
+            if self.movable_objects:
+                from ..world.scenefile import read_scene_file
+
+                names = {o.name for o in read_scene_file(self.scene).objects}
+                unknown = [n for n in self.movable_objects if n not in names]
+                if unknown:
+                    raise ValueError(f"movable_objects: the scene has no object named "
+                                     f"{', '.join(unknown)}; its objects: "
+                                     f"{', '.join(sorted(names)) or '(none)'}")
             self.water()
             cam = self.camera(coarse=True)
             mount = self.mount()
@@ -225,12 +238,20 @@ class DeepSeaCamera(Component):
                                  self.vignetting_exponent, self.auto_exposure,
                                  self.auto_exposure_target, self.max_gain)
 
+    @classmethod
+    def ports_for(cls, params):
+        extra = tuple(Port(f"object_{name}", vehicle_pb2.VehicleState,
+                           f"pose of the scene object '{name}' (object frame -> NED)")
+                      for name in params.movable_objects)
+        return tuple(cls.inputs) + extra, tuple(cls.outputs)
+
     def configure(self, params: Parameters) -> None:
         from ..world.scene import Scene
 
         self.params = params
         try:
-            scene = Scene.load(params.scene)
+            scene = Scene.load(params.scene, movable=tuple(params.movable_objects))
+            self.scene = scene
             self.renderer = DeepSeaRenderer(
                 scene, params.camera(), params.mount(), params.water(),
                 lights_from_table(params.lights), params.radiometry(), params.sensor(),
@@ -263,8 +284,15 @@ class DeepSeaCamera(Component):
         p = state.position_ned_m
         q = state.orientation
         quat = (q.w, q.x, q.y, q.z) if (q.w or q.x or q.y or q.z) else (1.0, 0.0, 0.0, 0.0)
+        engine = None
+        if self.scene.movable:
+            bodies = []
+            for name, body in self.scene.movable.items():
+                pose = inputs.get(f"object_{name}")
+                bodies.append(body if pose is None else body.at_state(pose))
+            engine = self.scene.with_bodies(bodies)
         out = self.renderer.render((p.x, p.y, p.z), quat, frame_rng(self.key, k),
-                                   frame_rng(self.snow_key, k))
+                                   frame_rng(self.snow_key, k), engine=engine)
         self.frames += 1
         s = self.renderer.sensor
         img = out.image

@@ -19,8 +19,12 @@ and ``max_area_fraction`` of the image is the target, when its physical size
 sqrt(area) · altitude / f lies in ``size_m`` (only with an altitude).
 
 **Bearing and position.** The centroid (u, v) is undistorted to the camera ray d_c
-(K, distortion from CameraInfo); d_ned = R_wb R_bc d_c with the vehicle attitude of
-``state`` (or, without one, the camera pose in CameraInfo). With the altitude h (an
+(K, distortion from CameraInfo); d_ned = R_wb R_bc d_c with the vehicle pose of
+``state`` (or, without one, the camera pose in CameraInfo). ``state`` is the truth
+(VehicleState) or, with ``state_type = "moonpool.v1.NavigationState"``, the vehicle's
+own navigation (an INS): the position is then in the navigation's frame, where the
+vehicle's controller can use it (a refused NavigationState is not used: the camera
+pose in CameraInfo is not either, the position is left out). With the altitude h (an
 ``Altimeter`` range, taken as measured from the camera's depth, straight down) the
 floor is the plane z = z_C + h and the position is C + (h / d_ned,z) d_ned.
 
@@ -36,6 +40,7 @@ import cv2
 import numpy as np
 from moonpool.v1 import acoustics_pb2, common_pb2, vehicle_pb2, vision_pb2
 
+from ..control.state import StateInput, kinematics, state_message_class, state_type_param
 from ..sdk.component import Attached, Component, Port, param
 from ..sdk.errors import ParameterError
 from ..sdk.frames import rot_from_quat
@@ -132,7 +137,7 @@ def image_rgb(value) -> tuple[np.ndarray, float]:
                      "the camera's bayer = false)")
 
 
-class StarfishDetector(Component):
+class StarfishDetector(StateInput, Component):
     """Finds the starfish in the down-looking image; bearing and position estimate."""
 
     inputs = (
@@ -141,7 +146,8 @@ class StarfishDetector(Component):
         Port("camera_info", vision_pb2.CameraInfo, "K, distortion and mount of that camera"),
         Port("altitude", acoustics_pb2.Altimeter, "altitude above the floor (optional)"),
         Port("state", vehicle_pb2.VehicleState, "vehicle pose for the NED bearing and position "
-             "(optional: else the camera pose in camera_info)"),
+             "(optional: else the camera pose in camera_info); VehicleState or NavigationState "
+             "(parameter state_type)"),
     )
     outputs = (Port("detection", vision_pb2.TargetDetection, "the target found, or refused"),)
 
@@ -154,6 +160,7 @@ class StarfishDetector(Component):
         max_area_fraction: float = param(0.25, "largest blob, fraction of the image")
         size_m: tuple[float, ...] = param((0.06, 0.6), "accepted size [min, max] with an altitude",
                                           unit="m")
+        state_type: str = state_type_param()
 
         def __post_init__(self) -> None:
             if not self.ratio_factor > 1 or not 0 <= self.min_signal < 1 or self.min_area_px < 1:
@@ -162,6 +169,7 @@ class StarfishDetector(Component):
                 raise ValueError("size_m = [min, max] with 0 <= min < max")
 
     def configure(self, params: Parameters) -> None:
+        state_message_class(params.state_type, self.name)
         self.params = params
         self.opts = DetectorOptions(params.ratio_factor, params.min_signal, params.min_area_px,
                                     params.max_area_fraction, tuple(params.size_m))
@@ -210,12 +218,13 @@ class StarfishDetector(Component):
         m = info.mount_orientation
         R_bc = rot_from_quat((m.w, m.x, m.y, m.z))
         state = inputs.get("state")
+        has_pose = True
         if state is not None:
-            q = state.orientation
-            R_wb = rot_from_quat((q.w, q.x, q.y, q.z) if (q.w or q.x or q.y or q.z) else (1, 0, 0, 0))
-            p = state.position_ned_m
+            kin = kinematics(state)  # None for a refused NavigationState
+            has_pose = kin is not None
+            R_wb = kin.rotation if has_pose else np.eye(3)
             r = info.mount_position_body_m
-            C = np.array([p.x, p.y, p.z]) + R_wb @ np.array([r.x, r.y, r.z])
+            C = (kin.position_ned if has_pose else np.zeros(3)) + R_wb @ np.array([r.x, r.y, r.z])
             R_wc = R_wb @ R_bc
         else:
             o = info.orientation
@@ -223,8 +232,9 @@ class StarfishDetector(Component):
             C = np.array([info.position_ned_m.x, info.position_ned_m.y, info.position_ned_m.z])
         d_w = R_wc @ d_c
         msg.bearing_camera.x, msg.bearing_camera.y, msg.bearing_camera.z = map(float, d_c)
-        msg.bearing_ned.x, msg.bearing_ned.y, msg.bearing_ned.z = map(float, d_w)
-        if h > 0 and d_w[2] > 1e-6:
+        if has_pose:
+            msg.bearing_ned.x, msg.bearing_ned.y, msg.bearing_ned.z = map(float, d_w)
+        if h > 0 and d_w[2] > 1e-6 and has_pose:
             X = C + (h / d_w[2]) * d_w
             msg.altitude_m = h
             msg.has_position = True

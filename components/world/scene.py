@@ -20,7 +20,7 @@ import numpy as np
 import trimesh
 
 from ..sdk.errors import ParameterError
-from ..sdk.frames import rot_from_euler, rot_from_quat
+from ..sdk.frames import quat_from_rot, rot_from_euler, rot_from_quat
 from . import terrain
 from .environment import WaterColumn
 from .rays import MeshPart, RayEngine
@@ -102,8 +102,18 @@ def _load_mesh(obj: ObjectSpec, index: int, file: str) -> trimesh.Trimesh:
 class Scene:
     """A loaded scene: label table, instances, water column and static geometry."""
 
-    def __init__(self, spec: SceneSpec) -> None:
+    def __init__(self, spec: SceneSpec, movable: tuple[str, ...] = ()) -> None:
         self.spec = spec
+        unknown = sorted(set(movable) - {o.name for o in spec.objects})
+        if unknown:
+            raise ParameterError(
+                f"{spec.path}: no object named {', '.join(unknown)} to make movable",
+                fix=f"name objects of the scene's [[objects]]: "
+                    f"{', '.join(o.name for o in spec.objects) or '(none)'}")
+        self.movable: dict[str, Body] = {}
+        """Objects left out of the static geometry (``movable``): name -> a :class:`Body`
+        (mesh in the object's own frame, scaled) at its pose in the scene file; a sensor
+        places it each step where a message says (``Body.at_state``)."""
         self.name = spec.name
         self.path: Path = spec.path
         self.environment: WaterColumn = spec.water
@@ -153,8 +163,15 @@ class Scene:
                         f"{spec.path}: objects[{i}].on_seabed: ({p[0]}, {p[1]}) is outside the "
                         "seabed", fix="place the object over the seabed or set on_seabed = false")
                 p[2] += depth
-            v = (obj.scale * np.asarray(mesh.vertices, float)) @ R.T + p
-            add(obj.name, obj.class_name, obj.instance, v, np.asarray(mesh.faces))
+            local = obj.scale * np.asarray(mesh.vertices, float)
+            if obj.name in movable:
+                cid = self._class_id[obj.class_name]
+                inst = obj.instance or next(next_free)
+                self.instances[inst] = (cid, obj.name)
+                self.movable[obj.name] = Body(obj.name, local, np.asarray(mesh.faces, np.int64),
+                                              cid, inst).at(p, quat_from_rot(R))
+                continue
+            add(obj.name, obj.class_name, obj.instance, local @ R.T + p, np.asarray(mesh.faces))
 
         if sb.boulders is not None and self.grid is not None:
             for k, (v, f) in enumerate(terrain.boulder_meshes(sb.boulders, self.grid)):
@@ -169,10 +186,12 @@ class Scene:
         """(F,) instance id per triangle."""
 
     @classmethod
-    def load(cls, path, base_dir=None) -> Scene:
+    def load(cls, path, base_dir=None, movable: tuple[str, ...] = ()) -> Scene:
         """The scene in a scene file (``path`` relative to ``base_dir`` when given);
-        :class:`ParameterError` names the file, every bad key and the fix."""
-        return cls(read_scene_file(path, base_dir))
+        :class:`ParameterError` names the file, every bad key and the fix. The objects
+        named in ``movable`` are not part of the static geometry but bodies
+        (``self.movable``) to place where messages say."""
+        return cls(read_scene_file(path, base_dir), tuple(movable))
 
     def class_id(self, name: str) -> int:
         """The label id of a class name."""

@@ -104,6 +104,8 @@ class Adapter:
         self.finished = ""
         """Non-empty once a step's result said the component ended the simulation
         (StepResult.finished): why."""
+        self.finished_failed = False
+        """True when it ended the run as a failure (StepResult.failed)."""
 
     def describe(self) -> lc.Description:
         raise NotImplementedError

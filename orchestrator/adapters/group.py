@@ -58,7 +58,7 @@ class ProcessGroup:
         # The batch's result: per member, its samples or its Error (unpacked in one
         # go when the reply arrives), and the batch's round trip, ns.
         self._results: dict[str, list[Sample] | lc.Error] | None = None
-        self.finished: dict[str, str] = {}  # member -> StepResult.finished of its last step
+        self.finished: dict[str, tuple[str, bool]] = {}  # member -> StepResult (finished, failed)
         self._elapsed_ns = 0
         self._open = set(members)
         self._instance_field = {m: string_field(K_ITEM, m) for m in members}
@@ -127,7 +127,7 @@ class ProcessGroup:
             result = entry.result
             unpacked[member] = samples(result.outputs, frames)
             if result.finished:
-                self.finished[member] = remote_text(result.finished, 500)
+                self.finished[member] = (remote_text(result.finished, 500), result.failed)
         return unpacked
 
     def release(self, member: str) -> None:
@@ -217,7 +217,7 @@ class GroupMember(Adapter):
             self.error_reply = True
             raise error_from_wire(got, self.name)
         if self.name in self.group.finished:
-            self.finished = self.group.finished.pop(self.name)
+            self.finished, self.finished_failed = self.group.finished.pop(self.name)
         return got
 
     def keepalive(self, now: float) -> None:

@@ -233,6 +233,7 @@ class InProcessAdapter(Adapter):
         self.times.add(time.perf_counter_ns() - t0)
         if self.host.component.finished:
             self.finished = self.host.component.finished
+            self.finished_failed = self.host.component.finished_failed
         return outputs
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:

@@ -534,6 +534,7 @@ class RemoteAdapter(Adapter):
         result = reply.step_result
         if result.finished:
             self.finished = remote_text(result.finished, 500)
+            self.finished_failed = result.failed
         return self._samples(result.outputs, frames)
 
     def _samples(self, values: Any, frames: list) -> list[Sample]:

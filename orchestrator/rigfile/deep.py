@@ -467,9 +467,9 @@ def _check_plot(
     message; one unit per axis (units read from the fields' names)."""
     from .. import plotexpr
 
-    units: dict[int, dict[str, str]] = {0: {}, 1: {}}  # axis -> unit -> a signal with it
+    units: dict[int, dict[str, str]] = {0: {}, 1: {}, 2: {}}  # axis -> unit -> a signal
     for j, expression in enumerate(plot.series):
-        axis = j % 2 if plot.kind == "xy" else 1
+        axis = j % 2 if plot.kind == "xy" else (j % 3 if plot.kind == "xyz" else 1)
         for series in plotexpr.leaves(plotexpr.parse(expression)):
             unit = _unit_of(series.partition(":")[2])
             if unit:
@@ -477,7 +477,7 @@ def _check_plot(
             _check_signal(report, key, j, series, classes, plot.kind == "waterfall")
     for axis, found in units.items():
         if len(found) > 1:
-            which = "x" if axis == 0 else "y"
+            which = "xyz"[axis]
             listed = ", ".join(f"{u} ({s})" for u, s in found.items())
             report.add(f"{key}.series", f"one {which} axis would carry {listed}: one unit per "
                        "axis; split them into separate [[plots]]")

@@ -37,15 +37,23 @@ def plots(report: Report, value: Any, names: Sequence[str]) -> tuple[list[PlotSp
         series = _series_list(report, f"{key}.series", spec.get("series"), names)
         ylabel = values.string(report, f"{key}.ylabel", PLOT.value(spec, "ylabel"))
         xlabel = values.string(report, f"{key}.xlabel", PLOT.value(spec, "xlabel"))
+        zlabel = values.string(report, f"{key}.zlabel", PLOT.value(spec, "zlabel"))
         kind = values.choice(report, f"{key}.kind", PLOT.value(spec, "kind"), PLOT_KINDS)
         if kind == "xy" and series and len(series) % 2:
             report.add(f"{key}.series", f"kind = \"xy\" takes the series in pairs (x, y); "
                        f"got {len(series)}: give an even number, e.g. [\"vehicle.state:"
                        "position_ned_m.y\", \"vehicle.state:position_ned_m.x\"] (east, north)")
             series = None
-        if title and series and ylabel is not None and xlabel is not None and kind:
+        if kind == "xyz" and series and len(series) % 3:
+            report.add(f"{key}.series", f"kind = \"xyz\" takes the series in triples (x, y, z); "
+                       f"got {len(series)}: give a multiple of 3, e.g. [\"vehicle.state:"
+                       "position_ned_m.y\", \"vehicle.state:position_ned_m.x\", "
+                       "\"vehicle.state:position_ned_m.z\"] (east, north, depth)")
+            series = None
+        if (title and series and ylabel is not None and xlabel is not None
+                and zlabel is not None and kind):
             out.append(PlotSpec(title=title, series=tuple(series), ylabel=ylabel, kind=kind,
-                                xlabel=xlabel))
+                                xlabel=xlabel, zlabel=zlabel))
             keys.append(key)
     return out, keys
 

@@ -42,7 +42,7 @@ FIELD_RE = re.compile(rf"^{FIELD_PATH}$")
 """A field path as the plots name it: ``position_ned_m.z``, ``force_n[0]``,
 ``signals[depth].value`` (orchestrator/plots.py)."""
 
-PLOT_KINDS = ("time", "xy", "waterfall")
+PLOT_KINDS = ("time", "xy", "xyz", "waterfall")
 """What a [[plots]] entry draws (orchestrator/plots.py)."""
 
 SEED_LIMIT = 2**64
@@ -301,10 +301,12 @@ PLOT = Table("[[plots]]", "An extra figure drawn after the run.", (
         "(x, y).", required=True),
     Key("ylabel", STRING, "Y axis label, with its unit.", ""),
     Key("kind", enum(PLOT_KINDS), "time: the series against simulation time; xy: the "
-        "series taken in pairs (x, y), each drawn as a track; waterfall: one image per "
+        "series taken in pairs (x, y), each drawn as a track; xyz: in triples (x, y, z), "
+        "each drawn as a 3-D track (z down: NED); waterfall: one image per "
         "series, a row per message, a column per element of the FIELD's [*] "
         "(beams[*].true_point_ned_m.z, port_intensity[*]).", "time"),
-    Key("xlabel", STRING, "X axis label of an xy plot, with its unit.", ""),
+    Key("xlabel", STRING, "X axis label of an xy or xyz plot, with its unit.", ""),
+    Key("zlabel", STRING, "Z axis label of an xyz plot, with its unit.", ""),
 ))
 
 SCENARIO_TARGET: Mapping[str, Any] = {

@@ -103,6 +103,7 @@ def main(args: argparse.Namespace) -> int:
     if args.target == "report":
         return _report(args)
     from .design import SweepError, spec_from_args, spec_from_file
+    from .results import succeeded
     from .runner import run_sweep
 
     target = Path(args.target)
@@ -167,7 +168,7 @@ def main(args: argparse.Namespace) -> int:
               f"results: {out / 'results.parquet'}, {out / 'results.csv'}  "
               f"(moonpool sweep report {out})")
     for row in result.rows:
-        if row.get("status") != "ok":
+        if not succeeded(row):
             print(f"case {row['case']} failed: {row.get('error')}", file=sys.stderr)
     return EXIT_OK if result.failed == 0 else EXIT_FAILED
 

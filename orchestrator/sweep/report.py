@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .design import SweepError
-from .results import atomic_write
+from .results import atomic_write, succeeded
 
 MAX_METRICS = 12
 
@@ -73,7 +73,7 @@ def make_report(out: str | Path, metrics: Sequence[str] = ()) -> Path:
                   if len({r[m] for r in rows if r[m] is not None}) > 1][:MAX_METRICS]
     figdir = out / "report"
     figdir.mkdir(parents=True, exist_ok=True)
-    ok = [r for r in rows if r["status"] == "ok"]
+    ok = [r for r in rows if succeeded(r)]
     lines = [f"# Sweep report: {out.name}", "",
              f"{len(rows)} runs, {len(ok)} ok, {len(rows) - len(ok)} failed "
              f"({100 * len(ok) / max(len(rows), 1):.0f} % success); "
@@ -85,7 +85,7 @@ def make_report(out: str | Path, metrics: Sequence[str] = ()) -> Path:
         for p in params:
             by: dict[Any, list[bool]] = defaultdict(list)
             for r in rows:
-                by[r[p]].append(r["status"] == "ok")
+                by[r[p]].append(succeeded(r))
             for v in sorted(by, key=lambda x: (str(type(x)), x)):
                 lines.append(f"| `{p[6:]}` | {_fmt(v)} | {len(by[v])} | "
                              f"{100 * sum(by[v]) / len(by[v]):.0f} % |")
@@ -124,7 +124,7 @@ def make_report(out: str | Path, metrics: Sequence[str] = ()) -> Path:
             points[r["point"]].append(r)
 
         def mean(rs: list[dict[str, Any]], col: str) -> float:
-            xs = [r[col] for r in rs if r["status"] == "ok" and r[col] is not None]
+            xs = [r[col] for r in rs if succeeded(r) and r[col] is not None]
             return sum(xs) / len(xs) if xs else math.nan
 
         ranked = sorted(points.items(), key=lambda kv: (math.isnan(mean(kv[1], key)),
@@ -135,10 +135,10 @@ def make_report(out: str | Path, metrics: Sequence[str] = ()) -> Path:
                   "| --- " * (3 + len(params) + len(chosen[:4])) + "|"]
         for rank, (pt, rs) in enumerate(ranked, 1):
             lines.append(f"| {rank} | {pt} | " + " | ".join(_fmt(rs[0][p]) for p in params)
-                         + f" | {sum(r['status'] == 'ok' for r in rs)}/{len(rs)} | "
+                         + f" | {sum(succeeded(r) for r in rs)}/{len(rs)} | "
                          + " | ".join(_fmt(mean(rs, m)) for m in chosen[:4]) + " |")
         lines.append("")
-    failed = [r for r in rows if r["status"] != "ok"]
+    failed = [r for r in rows if not succeeded(r)]
     if failed:
         lines += ["## Failed runs", "", "| case | seed | error |", "| --- | --- | --- |"]
         lines += [f"| {r['case']} | {r['seed']} | {str(r['error']).replace('|', '/')[:300]} |"

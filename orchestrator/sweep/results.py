@@ -30,6 +30,16 @@ FIXED_COLUMNS = ("case", "point", "replicate", "seed", "status", "error", "faile
                  "wall_time_s", "sim_time_s", "digest", "worker")
 
 
+SUCCEEDED = ("ok", "terminated")
+"""Run statuses that count as a success: ran to its end, or a component ended it well
+(``Component.finish``: a mission that completed). Everything else failed."""
+
+
+def succeeded(row: Mapping[str, Any]) -> bool:
+    """Whether a case's row (or a summary) is a successful run."""
+    return row.get("status") in SUCCEEDED
+
+
 def flatten(prefix: str, value: Any, out: dict[str, Any]) -> dict[str, Any]:
     """``{"t1": {"rmse": 1}}`` -> ``{"metrics.t1.rmse": 1}`` (lists as JSON text)."""
     if isinstance(value, Mapping):

@@ -41,7 +41,7 @@ from typing import Any
 from moonpool.components.sdk.errors import MoonpoolError, RigValidationError
 
 from .design import KEEP, Case, SweepError, SweepSpec, make_cases
-from .results import atomic_write, make_row, read_case, write_case, write_tables
+from .results import atomic_write, make_row, read_case, succeeded, write_case, write_tables
 
 log = logging.getLogger("moonpool.sweep")
 
@@ -225,12 +225,12 @@ def run_sweep(spec: SweepSpec, out: Path, *, scheduler: str | None = None,
         todo = []
         for case in cases:
             row = read_case(out, case)
-            if row is not None and (row.get("status") == "ok" or not retry_failed):
+            if row is not None and (succeeded(row) or not retry_failed):
                 rows[case.index] = row
             else:
                 todo.append(case)
         skipped = len(rows)
-        failed = sum(1 for r in rows.values() if r.get("status") != "ok")
+        failed = sum(1 for r in rows.values() if not succeeded(r))
         total = len(cases)
         if progress is not None:
             progress(len(rows), total, failed)
@@ -258,7 +258,7 @@ def run_sweep(spec: SweepSpec, out: Path, *, scheduler: str | None = None,
                 row = make_row(case, summary, summary.get("case_wall_time_s") or 0.0)
                 write_case(out, case, row, summary)
                 rows[case.index] = row
-                failed += row["status"] != "ok"
+                failed += not succeeded(row)
                 if progress is not None:
                     progress(len(rows), total, failed)
                 if time.monotonic() - last_table > table_interval_s:

@@ -110,3 +110,23 @@ class Spins(_Counter):
             pass
         self.p = type(self.p)(at_step=self.k + 1, spin_s=self.p.spin_s,
                               pid_file=self.p.pid_file, fault_file=self.p.fault_file)
+
+
+class FinishesFailed(_Counter):
+    """Ends the run with ``finish(reason, failed=...)`` at ``at_step``: as a failure
+    (a mission manager's safe abort) or, with ``failed = false``, well (a mission
+    complete): that step's output is still published, and its metrics are reported at
+    terminate."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters(_Counter.Parameters):
+        failed: bool = param(True, "end the run as a failure")
+
+    def misbehave(self):
+        if self.p.failed:
+            self.finish(f"safe abort at step {self.k}", failed=True)
+        else:
+            self.finish(f"done at step {self.k}")
+
+    def terminate(self):
+        return {"steps": float(self.k)} if hasattr(self, "k") else None

@@ -199,10 +199,12 @@ def test_component_grasps_lifts_and_the_load_carries_the_target():
     kinds = [e.kind for e in arm.cup.events]
     assert kinds == ["attach"]
     assert {s.name: s.value for s in out["suction"].signals}["attached"] == 1.0
-    # lift and hold: the reaction now carries the target's wet weight too
+    # lift and hold: the reaction now carries the target's wet weight too (0.2 kg at its
+    # own density, 1200 kg/m³ by default)
     t, out = _run(host, t, 3.0, _target(x=0.689, y=0.0, z=0.6, duration_s=2.0, suction=1.0))
     assert arm.cup.attached
-    assert out["wrench"].force_n.z == pytest.approx((m_arm + 0.2) * wet, rel=1e-2)
+    w_target = 0.2 * 9.80665 * (1 - 1025.0 / 1200.0)
+    assert out["wrench"].force_n.z == pytest.approx(m_arm * wet + w_target, rel=2e-3)
     # the payload is not in the controller's model: a few mm of sag, no integral action
     assert out["end_effector"].position_m.z == pytest.approx(0.6, abs=1e-2)
     # release: the event is reported in that step's suction output
@@ -239,3 +241,105 @@ def test_component_bad_parameters_are_named(params, match):
     with pytest.raises(ParameterError, match=match) as err:
         _host(params)
     assert err.value.fix
+
+
+def _vehicle(p, yaw=0.0, u=0.0):
+    from moonpool.v1 import vehicle_pb2
+    s = vehicle_pb2.VehicleState()
+    s.position_ned_m.x, s.position_ned_m.y, s.position_ned_m.z = (float(v) for v in p)
+    s.orientation.w, s.orientation.z = math.cos(yaw / 2), math.sin(yaw / 2)
+    s.yaw_rad = yaw
+    s.linear_velocity_body_mps.x = u
+    s.water_density_kgpm3 = 1025.0
+    return s
+
+
+def test_the_object_rests_in_the_world_while_the_vehicle_moves_and_is_grasped():
+    """The target belongs to the world: while the vehicle drifts (5 cm/s north, turned
+    10°) the object stays where it lies, the cup is steered to it in the moving body
+    frame and takes it; lifted, it moves with the vehicle. Before this the target lived
+    in the arm's model in the vehicle frame and moved with the vehicle."""
+    from moonpool.v1 import vehicle_pb2
+    host = _host()
+    arm = host.component
+    dt, u, yaw = 10_000_000, 0.05, math.radians(10)
+    p0 = np.array([10.0, -4.0, 100.0])
+    R = np.array([[math.cos(yaw), -math.sin(yaw), 0], [math.sin(yaw), math.cos(yaw), 0], [0, 0, 1]])
+    target_m = np.array([0.689, 0.0, 0.808])
+    hh = 0.01
+    world_top = p0 + R @ target_m - np.array([0.0, 0.0, hh])  # the disc's top face, NED
+    objects, attached_at, lifted = [], None, None
+    for k in range(400):
+        t = k * dt
+        p_v = p0 + R @ np.array([u * t * 1e-9, 0.0, 0.0])
+        x_b = R.T @ (world_top - p_v)  # the top face in the body frame, now
+        if attached_at is not None and k > attached_at + 20:
+            if lifted is None:  # then lift 0.2 m and hold it there in the body frame
+                lifted = x_b - [0.0, 0.0, 0.2]
+            x_b = lifted
+        out = {s.port: s.message for s in host.step(t, dt, {
+            "vehicle": _vehicle(p_v, yaw, u),
+            "target": _target(x=x_b[0], y=x_b[1], z=x_b[2], duration_s=1.0, suction=1.0)})}
+        o = out["object"].position_ned_m
+        objects.append((np.array([o.x, o.y, o.z]), p_v))
+        if attached_at is None and arm.cup.attached:
+            attached_at = k
+    assert [e.kind for e in arm.cup.events] == ["attach"], "the cup did not take the object"
+    rest = np.array([o for o, _ in objects[:attached_at]])
+    # resting: exactly where it lies (its frame = the disc centre here), not moving with
+    # the vehicle, which went 2 cm * attach step north meanwhile
+    np.testing.assert_allclose(rest, np.tile(world_top + [0.0, 0.0, hh], (len(rest), 1)), atol=1e-12)
+    # held and lifted: it keeps its place relative to the vehicle, 0.2 m up
+    (o_end, p_end), (o_mid, p_mid) = objects[-1], objects[-40]
+    np.testing.assert_allclose(o_end - p_end, o_mid - p_mid, atol=2e-3)
+    assert (o_end - p_end)[2] == pytest.approx((world_top + [0, 0, hh] - p0)[2] - 0.2, abs=0.015)
+    assert isinstance(out["object"], vehicle_pb2.VehicleState)
+
+
+def test_the_held_object_s_drag_in_a_current_loads_the_vehicle():
+    """Held still in a 0.3 m/s current across the vehicle, the disc's drag (edge on: area
+    2r·2h, C_d 1.2) is ½ ρ C_d A v², and the arm passes it to the vehicle."""
+    from moonpool.v1 import vehicle_pb2
+    host = _host()
+    arm = host.component
+    dt = 10_000_000
+    top = dict(x=0.689, y=0.0, z=0.798, duration_s=1.5, suction=1.0)
+    t, out = _run(host, 0, 2.0, _target(**top))
+    assert arm.cup.attached
+    t, still = _run(host, t, 2.0, _target(**{**top, "z": 0.6}))
+    cur = vehicle_pb2.WaterCurrent()
+    cur.velocity_ned_mps.y = 0.3
+    for k in range(200):
+        out = {s.port: s.message for s in host.step(t + k * dt, dt, {
+            "target": _target(**{**top, "z": 0.6}), "current": cur})}
+    drag = 0.5 * 1025.0 * 1.2 * (2 * 0.06 * 2 * 0.01) * 0.3**2
+    sig = {s.name: s.value for s in out["suction"].signals}
+    assert sig["object_drag_n"] == pytest.approx(drag, rel=0.02)
+    assert out["wrench"].force_n.y - still["wrench"].force_n.y == pytest.approx(drag, rel=0.05)
+
+
+def test_a_released_object_sinks_to_the_seabed_and_rests_there():
+    """Released 0.2 m above the floor, the object sinks under its wet weight against its
+    drag (face on: terminal speed √(W / (½ ρ C_d π r²)) ≈ 0.20 m/s) and rests on the
+    floor, level, where the world has it from then on."""
+    host = _host()
+    arm = host.component
+    top = dict(x=0.689, y=0.0, z=0.798, duration_s=1.5, suction=1.0)
+    level = {**top, "x": 0.75, "z": 0.6}  # q2 = 0, the forearm (and the cup) vertical
+    t, out = _run(host, 0, 2.0, _target(**top))
+    t, out = _run(host, t, 2.0, _target(**level))
+    assert arm.cup.attached and arm.obj.state == "held"
+    t, out = _run(host, t, 0.02, _target(**{**level, "suction": 0.0}))
+    assert arm.obj.state == "free"
+    speeds = []
+    for _ in range(150):
+        t, out = _run(host, t, 0.01, _target(**{**level, "suction": 0.0}))
+        if arm.obj.state == "free":
+            speeds.append(arm.obj.velocity_ned(arm.vehicle)[2])
+    assert arm.obj.state == "resting"
+    w = 0.2 * 9.80665 * (1 - 1025.0 / 1200.0)
+    v_t = math.sqrt(w / (0.5 * 1025.0 * 1.2 * math.pi * 0.06**2))
+    assert max(speeds) == pytest.approx(v_t, rel=0.05)
+    o = out["object"]
+    assert o.position_ned_m.z == pytest.approx(0.818 - 0.01, abs=1e-9)  # centre: floor − h
+    assert abs(o.roll_rad) < 1e-12 and abs(o.pitch_rad) < 1e-12

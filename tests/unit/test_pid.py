@@ -171,6 +171,37 @@ def test_derivative_acts_on_velocity_not_on_setpoint_jumps():
     assert out.force_n.x == pytest.approx(0.5)
 
 
+def test_a_nan_coordinate_leaves_its_axis_free():
+    c = make(kp=(10.0, 20.0, 30.0, 2.0), ki=(1.0, 1.0, 1.0, 1.0), buoyancy_feedforward=True,
+             integral_zone=(10.0, 10.0, 10.0, 10.0))
+    # Descent: x and y free (NaN), depth and yaw held. Facing north, 1 m off in x and y.
+    out = c.step(0, DT_NS, {"setpoint": setpoint(math.nan, math.nan, 1.5, 0.1),
+                            "state": state(x=1.0, y=-1.0)})["wrench"]
+    w = wrench6(out)
+    assert w[0] == 0.0 and w[1] == 0.0  # no force in x or y: not even the integral
+    assert w[2] == pytest.approx(30.0 * 0.5 + 0.5 * 1.0 * DT_NS * 1e-9 + c.feedforward(
+        setpoint(), 0.0, 1.0)[2])  # P + I + the net-weight feed-forward on z
+    assert w[5] == pytest.approx(2.0 * 0.1 + 0.1 * DT_NS * 1e-9)
+    assert c.axes[0].integral == 0.0 and c.axes[1].integral == 0.0
+    # A number comes back: the axis works again, its integral starting from zero.
+    out = c.step(DT_NS, DT_NS, {"setpoint": setpoint(0.0, math.nan, 1.5, 0.1),
+                                "state": state(x=1.0, y=-1.0)})["wrench"]
+    assert out.force_n.x == pytest.approx(-10.0 - 1.0 * DT_NS * 1e-9)
+    assert out.force_n.y == 0.0
+
+
+def test_a_known_disturbance_is_cancelled():
+    c = make(kp=(10.0, 10.0, 10.0, 1.0), level_gains=(5.0, 1.0))
+    base = wrench6(c.step(0, DT_NS, {"setpoint": setpoint(x=1.0), "state": state(roll=0.1)})["wrench"])
+    d = vehicle_pb2.Wrench()
+    d.force_n.x, d.force_n.y, d.force_n.z = 3.0, -2.0, 29.0
+    d.torque_nm.x, d.torque_nm.y, d.torque_nm.z = 0.5, 11.7, -0.2
+    c = make(kp=(10.0, 10.0, 10.0, 1.0), level_gains=(5.0, 1.0))
+    out = wrench6(c.step(0, DT_NS, {"setpoint": setpoint(x=1.0), "state": state(roll=0.1),
+                                    "disturbance": d})["wrench"])
+    np.testing.assert_allclose(out, base - wrench6(d), atol=1e-12)
+
+
 def test_output_limits_default_to_the_profile_box():
     c = make(kp=(1e4, 1e4, 1e4, 1e4))
     box = [0.8 * 125.1579, 0.8 * 125.1579, 0.8 * 154.0, 0.8 * 33.418]

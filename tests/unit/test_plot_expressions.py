@@ -66,3 +66,29 @@ def test_the_shipped_pool_plots_answer_their_question():
     assert by_title["Localization error"].series[0].startswith("norm(diff(")
     assert all(s.startswith("unwrap(") for s in by_title["Yaw"].series)
     assert by_title["Track (seen from above)"].kind == "xy"
+
+
+def test_xyz_tracks_take_triples_with_one_unit_per_axis(tmp_path):
+    text = _problems('plots=[{title = "x", kind = "xyz", series = ['
+                     '"vehicle.state:position_ned_m.y", "vehicle.state:position_ned_m.x"]}]')
+    assert "in triples (x, y, z)" in text
+    text = _problems('plots=[{title = "x", kind = "xyz", series = ["vehicle.state:position_ned_m.y", '
+                     '"vehicle.state:position_ned_m.x", "vehicle.state:yaw_rad", '
+                     '"vehicle.state:position_ned_m.y", "vehicle.state:position_ned_m.x", '
+                     '"vehicle.state:position_ned_m.z"]}]')
+    assert "one z axis would carry" in text
+    rig = load_rig(QUICK, ['plots=[{title = "Track", kind = "xyz", zlabel = "depth [m]", series = '
+                           '["vehicle.state:position_ned_m.y", "vehicle.state:position_ned_m.x", '
+                           '"vehicle.state:position_ned_m.z"]}]'])
+    assert rig.plots[0].kind == "xyz" and rig.plots[0].zlabel == "depth [m]"
+    # drawn from a real run's recording: a 3-D axes, its z axis pointing down
+    from moonpool.orchestrator.plots import make_plots
+    from moonpool.orchestrator.rigfile import load_and_check as check
+    from moonpool.orchestrator.run import run_rig
+
+    rig = check(QUICK, ["run.plots=false", 'plots=[{title = "Track", kind = "xyz", series = '
+                        '["vehicle.state:position_ned_m.y", "vehicle.state:position_ned_m.x", '
+                        '"vehicle.state:position_ned_m.z"]}]'], until_s=2.0)
+    run_rig(rig, tmp_path)
+    paths = make_plots(tmp_path / "recording.mcap", tmp_path / "plots", rig.plots)
+    assert any(p.name == "track.png" for p in paths)

@@ -7,10 +7,11 @@ DO NOT EDIT.
 from moonpool.v1 import acoustics_pb2
 from moonpool.v1 import common_pb2
 from moonpool.v1 import lifecycle_pb2
+from moonpool.v1 import mission_pb2
 from moonpool.v1 import navigation_pb2
 from moonpool.v1 import sensors_pb2
 from moonpool.v1 import signals_pb2
 from moonpool.v1 import vehicle_pb2
 from moonpool.v1 import vision_pb2
 
-__all__ = ["acoustics_pb2", "common_pb2", "lifecycle_pb2", "navigation_pb2", "sensors_pb2", "signals_pb2", "vehicle_pb2", "vision_pb2"]
+__all__ = ["acoustics_pb2", "common_pb2", "lifecycle_pb2", "mission_pb2", "navigation_pb2", "sensors_pb2", "signals_pb2", "vehicle_pb2", "vision_pb2"]

@@ -311,16 +311,18 @@ class Initialized(_message.Message):
     def __init__(self, outputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ...) -> None: ...
 
 class StepResult(_message.Message):
-    __slots__ = ("time_ns", "outputs", "compute_ns", "finished")
+    __slots__ = ("time_ns", "outputs", "compute_ns", "finished", "failed")
     TIME_NS_FIELD_NUMBER: _ClassVar[int]
     OUTPUTS_FIELD_NUMBER: _ClassVar[int]
     COMPUTE_NS_FIELD_NUMBER: _ClassVar[int]
     FINISHED_FIELD_NUMBER: _ClassVar[int]
+    FAILED_FIELD_NUMBER: _ClassVar[int]
     time_ns: int
     outputs: _containers.RepeatedCompositeFieldContainer[PortValue]
     compute_ns: int
     finished: str
-    def __init__(self, time_ns: _Optional[int] = ..., outputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ..., compute_ns: _Optional[int] = ..., finished: _Optional[str] = ...) -> None: ...
+    failed: bool
+    def __init__(self, time_ns: _Optional[int] = ..., outputs: _Optional[_Iterable[_Union[PortValue, _Mapping]]] = ..., compute_ns: _Optional[int] = ..., finished: _Optional[str] = ..., failed: _Optional[bool] = ...) -> None: ...
 
 class Terminate(_message.Message):
     __slots__ = ()

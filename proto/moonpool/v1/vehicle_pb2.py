@@ -25,7 +25,7 @@ _sym_db = _symbol_database.Default()
 from moonpool.v1 import common_pb2 as moonpool_dot_v1_dot_common__pb2
 
 
-DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19moonpool/v1/vehicle.proto\x12\x0bmoonpool.v1\x1a\x18moonpool/v1/common.proto\"\xd2\x03\n\x0cVehicleState\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12,\n\x0eposition_ned_m\x18\x02 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12,\n\x0borientation\x18\x03 \x01(\x0b\x32\x17.moonpool.v1.Quaternion\x12\x10\n\x08roll_rad\x18\x04 \x01(\x01\x12\x11\n\tpitch_rad\x18\x05 \x01(\x01\x12\x0f\n\x07yaw_rad\x18\x06 \x01(\x01\x12\x36\n\x18linear_velocity_body_mps\x18\x07 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\x39\n\x1b\x61ngular_velocity_body_radps\x18\x08 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12;\n\x1dlinear_acceleration_body_mps2\x18\t \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12>\n angular_acceleration_body_radps2\x18\n \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\x1b\n\x13water_density_kgpm3\x18\x0b \x01(\x01\"}\n\x06Wrench\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12%\n\x07\x66orce_n\x18\x02 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\'\n\ttorque_nm\x18\x03 \x01(\x0b\x32\x14.moonpool.v1.Vector3\"\xd9\x01\n\x0fThrusterCommand\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12\x0f\n\x07\x66orce_n\x18\x02 \x03(\x01\x12\x13\n\x0bspeed_radps\x18\x03 \x03(\x01\x12\x11\n\tsaturated\x18\x04 \x01(\x08\x12\x1a\n\x12thruster_saturated\x18\x05 \x03(\x08\x12%\n\x08\x61\x63hieved\x18\x06 \x01(\x0b\x32\x13.moonpool.v1.Wrench\x12%\n\x08\x64\x65manded\x18\x07 \x01(\x0b\x32\x13.moonpool.v1.Wrench\"\x84\x01\n\rThrusterState\x12\x13\n\x0bspeed_radps\x18\x01 \x01(\x01\x12\x0f\n\x07\x66orce_n\x18\x02 \x01(\x01\x12\x11\n\tcurrent_a\x18\x03 \x01(\x01\x12\x11\n\tvoltage_v\x18\x04 \x01(\x01\x12\'\n\x08validity\x18\x05 \x01(\x0b\x32\x15.moonpool.v1.Validity\"f\n\x10ThrusterFeedback\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12-\n\tthrusters\x18\x02 \x03(\x0b\x32\x1a.moonpool.v1.ThrusterStateb\x06proto3')
+DESCRIPTOR = _descriptor_pool.Default().AddSerializedFile(b'\n\x19moonpool/v1/vehicle.proto\x12\x0bmoonpool.v1\x1a\x18moonpool/v1/common.proto\"\xd2\x03\n\x0cVehicleState\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12,\n\x0eposition_ned_m\x18\x02 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12,\n\x0borientation\x18\x03 \x01(\x0b\x32\x17.moonpool.v1.Quaternion\x12\x10\n\x08roll_rad\x18\x04 \x01(\x01\x12\x11\n\tpitch_rad\x18\x05 \x01(\x01\x12\x0f\n\x07yaw_rad\x18\x06 \x01(\x01\x12\x36\n\x18linear_velocity_body_mps\x18\x07 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\x39\n\x1b\x61ngular_velocity_body_radps\x18\x08 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12;\n\x1dlinear_acceleration_body_mps2\x18\t \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12>\n angular_acceleration_body_radps2\x18\n \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\x1b\n\x13water_density_kgpm3\x18\x0b \x01(\x01\"t\n\x0cWaterCurrent\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12.\n\x10velocity_ned_mps\x18\x02 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\x0f\n\x07\x64\x65pth_m\x18\x03 \x01(\x01\"}\n\x06Wrench\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12%\n\x07\x66orce_n\x18\x02 \x01(\x0b\x32\x14.moonpool.v1.Vector3\x12\'\n\ttorque_nm\x18\x03 \x01(\x0b\x32\x14.moonpool.v1.Vector3\"\xd9\x01\n\x0fThrusterCommand\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12\x0f\n\x07\x66orce_n\x18\x02 \x03(\x01\x12\x13\n\x0bspeed_radps\x18\x03 \x03(\x01\x12\x11\n\tsaturated\x18\x04 \x01(\x08\x12\x1a\n\x12thruster_saturated\x18\x05 \x03(\x08\x12%\n\x08\x61\x63hieved\x18\x06 \x01(\x0b\x32\x13.moonpool.v1.Wrench\x12%\n\x08\x64\x65manded\x18\x07 \x01(\x0b\x32\x13.moonpool.v1.Wrench\"\x84\x01\n\rThrusterState\x12\x13\n\x0bspeed_radps\x18\x01 \x01(\x01\x12\x0f\n\x07\x66orce_n\x18\x02 \x01(\x01\x12\x11\n\tcurrent_a\x18\x03 \x01(\x01\x12\x11\n\tvoltage_v\x18\x04 \x01(\x01\x12\'\n\x08validity\x18\x05 \x01(\x0b\x32\x15.moonpool.v1.Validity\"f\n\x10ThrusterFeedback\x12#\n\x06header\x18\x01 \x01(\x0b\x32\x13.moonpool.v1.Header\x12-\n\tthrusters\x18\x02 \x03(\x0b\x32\x1a.moonpool.v1.ThrusterStateb\x06proto3')
 
 _globals = globals()
 _builder.BuildMessageAndEnumDescriptors(DESCRIPTOR, _globals)
@@ -34,12 +34,14 @@ if not _descriptor._USE_C_DESCRIPTORS:
   DESCRIPTOR._loaded_options = None
   _globals['_VEHICLESTATE']._serialized_start=69
   _globals['_VEHICLESTATE']._serialized_end=535
-  _globals['_WRENCH']._serialized_start=537
-  _globals['_WRENCH']._serialized_end=662
-  _globals['_THRUSTERCOMMAND']._serialized_start=665
-  _globals['_THRUSTERCOMMAND']._serialized_end=882
-  _globals['_THRUSTERSTATE']._serialized_start=885
-  _globals['_THRUSTERSTATE']._serialized_end=1017
-  _globals['_THRUSTERFEEDBACK']._serialized_start=1019
-  _globals['_THRUSTERFEEDBACK']._serialized_end=1121
+  _globals['_WATERCURRENT']._serialized_start=537
+  _globals['_WATERCURRENT']._serialized_end=653
+  _globals['_WRENCH']._serialized_start=655
+  _globals['_WRENCH']._serialized_end=780
+  _globals['_THRUSTERCOMMAND']._serialized_start=783
+  _globals['_THRUSTERCOMMAND']._serialized_end=1000
+  _globals['_THRUSTERSTATE']._serialized_start=1003
+  _globals['_THRUSTERSTATE']._serialized_end=1135
+  _globals['_THRUSTERFEEDBACK']._serialized_start=1137
+  _globals['_THRUSTERFEEDBACK']._serialized_end=1239
 # @@protoc_insertion_point(module_scope)

@@ -33,6 +33,16 @@ class VehicleState(_message.Message):
     water_density_kgpm3: float
     def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., position_ned_m: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., orientation: _Optional[_Union[_common_pb2.Quaternion, _Mapping]] = ..., roll_rad: _Optional[float] = ..., pitch_rad: _Optional[float] = ..., yaw_rad: _Optional[float] = ..., linear_velocity_body_mps: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., angular_velocity_body_radps: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., linear_acceleration_body_mps2: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., angular_acceleration_body_radps2: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., water_density_kgpm3: _Optional[float] = ...) -> None: ...
 
+class WaterCurrent(_message.Message):
+    __slots__ = ("header", "velocity_ned_mps", "depth_m")
+    HEADER_FIELD_NUMBER: _ClassVar[int]
+    VELOCITY_NED_MPS_FIELD_NUMBER: _ClassVar[int]
+    DEPTH_M_FIELD_NUMBER: _ClassVar[int]
+    header: _common_pb2.Header
+    velocity_ned_mps: _common_pb2.Vector3
+    depth_m: float
+    def __init__(self, header: _Optional[_Union[_common_pb2.Header, _Mapping]] = ..., velocity_ned_mps: _Optional[_Union[_common_pb2.Vector3, _Mapping]] = ..., depth_m: _Optional[float] = ...) -> None: ...
+
 class Wrench(_message.Message):
     __slots__ = ("header", "force_n", "torque_nm")
     HEADER_FIELD_NUMBER: _ClassVar[int]
