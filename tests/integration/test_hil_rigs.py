@@ -49,7 +49,9 @@ def _paths_resolved(value, base: Path):
         return {k: _paths_resolved(v, base) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return type(value)(_paths_resolved(v, base) for v in value)
-    if isinstance(value, str) and value.startswith(".") and (base / value).exists():
+    if isinstance(value, str) and (value.startswith(".") or value.startswith("/")) \
+            and (base / value).exists():
+        # An absolute path (a profile's own 'file') comes as the reader joined it.
         return str((base / value).resolve())
     return value
 

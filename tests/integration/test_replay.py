@@ -254,7 +254,7 @@ def _pool_rig(text: str) -> str:
     """rigs/pool_t1.toml with absolute paths (it is written elsewhere), plots off."""
     from conftest import ROOT
 
-    return text.replace('"../fmus/', f'"{ROOT}/fmus/').replace("[run]\n", "[run]\nplots = false\n", 1)
+    return text.replace('"../', f'"{ROOT}/').replace("[run]\n", "[run]\nplots = false\n", 1)
 
 
 def test_hil_session_replayed_offline(tmp_path, fmus):

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from moonpool.components.sdk.errors import RigValidationError
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
 from moonpool.orchestrator.sweep.design import make_cases, spec_from_args
@@ -76,17 +77,36 @@ def test_rows_equal_the_cases_run_one_by_one(client, tmp_path):
 
 
 def test_a_failing_case_is_recorded_and_the_others_run(client, tmp_path):
-    # A negative sensor noise passes the rig check (a float) and fails at Configure:
-    # that run fails, the sweep goes on and records it.
-    spec = spec_from_args(ROOT / "rigs" / "quickstart.toml", until_s=1.0,
-                          grid=["components.sensor.parameters.noise_pa=10.0,-1.0"],
+    # A component that raises at a step the grid chooses: the rig checks (parameters
+    # the check refuses stop the whole sweep before it starts, see validate), the run
+    # fails at that step, the sweep goes on and records it.
+    rig = tmp_path / "faulty.toml"
+    rig.write_text((ROOT / "rigs" / "quickstart.toml").read_text()
+                   .replace('order = ["sensor", "pid", "vehicle"]',
+                            'order = ["sensor", "pid", "vehicle", "fault"]')
+                   + '\n[components.fault]\nentry = "faulty:Raises"\nrate_hz = 10\n'
+                   + '[components.fault.parameters]\nat_step = 1000\n')
+    spec = spec_from_args(rig, until_s=1.0,
+                          grid=["components.fault.parameters.at_step=1000,3"],
                           fixed=["run.plots=false"])
     result = run_sweep(spec, tmp_path / "sw", client=client, keep="all")
     assert [r["status"] for r in result.rows] == ["ok", "failed"]
     assert result.failed == 1
-    assert "noise_pa and resolution_pa must be >= 0" in result.rows[1]["error"]
+    assert "deliberate failure for the test" in result.rows[1]["error"]
     assert (tmp_path / "sw" / "runs" / "case-0000" / "recording.mcap").is_file()
     assert read_table(tmp_path / "sw").column("status").to_pylist() == ["ok", "failed"]
+
+
+def test_a_parameter_the_check_refuses_stops_the_sweep_before_it_starts(client, tmp_path):
+    # A negative sensor noise: the pressure sensor's own parameter check refuses it at
+    # validation, naming the rig line; nothing is written.
+    spec = spec_from_args(ROOT / "rigs" / "quickstart.toml", until_s=1.0,
+                          grid=["components.sensor.parameters.noise_pa=10.0,-1.0"],
+                          fixed=["run.plots=false"])
+    with pytest.raises(RigValidationError) as err:
+        run_sweep(spec, tmp_path / "sw", client=client, keep="all")
+    assert "noise_pa and resolution_pa must be >= 0" in str(err.value)
+    assert not (tmp_path / "sw").exists()
 
 
 def test_killed_half_way_the_rerun_runs_only_the_missing_cases(tmp_path):
