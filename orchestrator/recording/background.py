@@ -35,7 +35,7 @@ class Background:
     """Runs jobs in order on a thread of its own, holding at most ``limit`` bytes of
     jobs (their declared sizes) that are not done (see the module docstring)."""
 
-    def __init__(self, limit: int) -> None:
+    def __init__(self, limit: int, thread: bool = True) -> None:
         self.limit = limit
         """Bytes of jobs handed over and not done beyond which a hand-over waits."""
         self.failure: RecordingFailed | None = None
@@ -51,7 +51,10 @@ class Background:
         self._policy: tuple[int, int] | None = None  # (policy, priority) it last took
         self._thread = threading.Thread(target=self._run, name="moonpool-recording",
                                         daemon=True)
-        self._thread.start()
+        if thread:
+            self._thread.start()
+        else:  # every job runs in put(), on the calling thread (for comparison)
+            self.put = self._run_now  # type: ignore[method-assign]
 
     def put(self, job: Callable[..., Any], args: tuple, size: int) -> None:
         """Hand ``job(*args)`` over (``size``: the bytes it holds); waits while the
@@ -70,6 +73,13 @@ class Background:
             self._pending += size
             self.most = max(self.most, self._pending)
             cond.notify_all()
+
+    def _run_now(self, job: Callable[..., Any], args: tuple, size: int) -> None:
+        if self.failure is not None:
+            raise self.failure
+        self._do(job, args)
+        if self.failure is not None:
+            raise self.failure
 
     def drain(self) -> None:
         """Wait until every job handed over is done (written, or dropped after a
@@ -97,19 +107,7 @@ class Background:
                 break
             if self.failure is None:
                 self._follow()
-                try:
-                    job(*args)
-                except RecordingFailed as exc:
-                    self.failure = exc
-                except Exception as exc:  # noqa: BLE001 (any error: the run fails with it)
-                    log.debug("recording: the writer thread failed", exc_info=True)
-                    failure = RecordingFailed(
-                        f"the recording's writer thread failed: {type(exc).__name__}: {exc}; "
-                        "the run is stopped",
-                        fix="report it with the run folder; what was written before is kept "
-                            "(`moonpool recover` indexes it)")
-                    failure.__cause__ = exc
-                    self.failure = failure
+                self._do(job, args)
             with cond:
                 jobs.popleft()
                 self._pending -= size
@@ -117,6 +115,21 @@ class Background:
         with cond:
             jobs.popleft()
             cond.notify_all()
+
+    def _do(self, job: Callable[..., Any], args: tuple) -> None:
+        try:
+            job(*args)
+        except RecordingFailed as exc:
+            self.failure = exc
+        except Exception as exc:  # noqa: BLE001 (any error: the run fails with it)
+            log.debug("recording: the writer thread failed", exc_info=True)
+            failure = RecordingFailed(
+                f"the recording's writer thread failed: {type(exc).__name__}: {exc}; "
+                "the run is stopped",
+                fix="report it with the run folder; what was written before is kept "
+                    "(`moonpool recover` indexes it)")
+            failure.__cause__ = exc
+            self.failure = failure
 
     def _follow(self) -> None:
         """Take the stepping thread's scheduling: SCHED_FIFO N - 1 while it runs as

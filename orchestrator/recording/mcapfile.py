@@ -16,6 +16,7 @@ import sys
 import zlib
 from array import array
 from collections.abc import Mapping
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -153,20 +154,20 @@ class McapFile:
         self.file.write(*parts)
         self._crc, self._offset = crc, offset
 
-    def write_chunk(self, records: bytes | bytearray, indexes: Mapping[int, array]) -> None:
+    def write_chunk(self, records: bytes | bytearray,
+                    indexes: Mapping[int, list[tuple[int, int]]]) -> None:
         """One chunk: its ``records`` (Schema, Channel and Message records as built by
         the recorder) compressed, then a MessageIndex per channel: ``indexes`` maps a
-        channel id to its (log time, offset in ``records``) pairs, flat, in write order."""
+        channel id to its (log time, offset in ``records``) pairs in write order."""
         stats = self.statistics
         start = end = -1
         counts = stats.channel_message_counts
         for channel_id, pairs in indexes.items():
-            times = pairs[::2]
-            low, high = min(times), max(times)
+            low, high = min(pairs)[0], max(pairs)[0]
             start = low if start < 0 else min(start, low)
             end = max(end, high)
-            counts[channel_id] = counts.get(channel_id, 0) + len(times)
-            stats.message_count += len(times)
+            counts[channel_id] = counts.get(channel_id, 0) + len(pairs)
+            stats.message_count += len(pairs)
         if stats.chunk_count == 0:
             stats.message_start_time, stats.message_end_time = start, end
         else:
@@ -183,7 +184,10 @@ class McapFile:
         index_offsets: dict[int, int] = {}
         at = chunk_start + len(head) + len(compressed)
         for channel_id, pairs in indexes.items():
-            body = pairs.tobytes() if _LITTLE else _swapped(pairs)
+            flat = array("Q", chain.from_iterable(pairs))
+            if not _LITTLE:
+                flat.byteswap()
+            body = flat.tobytes()
             part = _MESSAGE_INDEX_HEAD.pack(Opcode.MESSAGE_INDEX, 6 + len(body), channel_id,
                                             len(body)) + body
             index_offsets[channel_id] = at
@@ -249,9 +253,3 @@ class McapFile:
         Footer(summary_start=summary_start, summary_offset_start=summary_offset_start,
                summary_crc=crc).write(footer)
         self.file.write(data, footer.end(), MCAP0_MAGIC)
-
-
-def _swapped(pairs: array) -> bytes:
-    copy = array(pairs.typecode, pairs)
-    copy.byteswap()
-    return copy.tobytes()

@@ -14,7 +14,6 @@ import os
 import struct
 import tempfile
 import time
-from array import array
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -54,6 +53,7 @@ _MESSAGE = struct.Struct("<BQHIQQ")
 """A Message record up to its data: opcode, length, channel id, sequence, log time,
 publish time (MCAP)."""
 _MESSAGE_FIXED = 2 + 4 + 8 + 8  # the record's length without its data
+_OP_MESSAGE = int(Opcode.MESSAGE)
 
 
 class DiskReserve:
@@ -85,7 +85,7 @@ class DiskReserve:
 
 class _Topic:
     """A recorded topic: its channel, the channels of its attachments and views, and
-    their index entries in the open chunk ((log time, offset) pairs, flat)."""
+    their index entries in the open chunk ((log time, offset in the chunk))."""
 
     __slots__ = ("topic", "type_name", "channel_id", "sequence", "index", "data_channel_id",
                  "data_index", "image_view", "view_channel_id", "view_index", "view_warned")
@@ -95,13 +95,13 @@ class _Topic:
         self.type_name = type_name
         self.channel_id = channel_id
         self.sequence = 0
-        self.index = array("Q")
+        self.index: list[tuple[int, int]] = []
         self.data_channel_id = 0
-        self.data_index = array("Q")
+        self.data_index: list[tuple[int, int]] = []
         self.image_view = image_view
         """Whether its attached frames are also written as ``foxglove.RawImage``."""
         self.view_channel_id = 0
-        self.view_index = array("Q")
+        self.view_index: list[tuple[int, int]] = []
         self.view_warned = False
 
 
@@ -138,7 +138,9 @@ class Recorder:
     the package docstring for how it is written. ``foxglove_images``: also write every
     attached frame of an ImageHeader topic as a ``foxglove.RawImage`` on
     ``{topic}/foxglove`` (``run.foxglove_images``). ``queue_bytes``: how much the writer
-    thread may hold that is not written yet before a hand-over waits.
+    thread may hold that is not written yet before a hand-over waits. ``writer_thread =
+    False``: compress and write on the calling thread instead (benchmarks/recording.py
+    compares the two).
     """
 
     def __init__(
@@ -150,6 +152,7 @@ class Recorder:
         flush_interval_s: float = FLUSH_INTERVAL_S,
         foxglove_images: bool = False,
         queue_bytes: int = QUEUE_BYTES,
+        writer_thread: bool = True,
     ) -> None:
         self.path = Path(path)
         self.flush_interval_s = flush_interval_s
@@ -159,7 +162,7 @@ class Recorder:
         self.foxglove_images = foxglove_images
         self._chunk_size = chunk_size
         self._chunk = bytearray()  # the open chunk's records
-        self._in_chunk = 0  # its message records
+        self._handed = 0  # self.messages when the last chunk was handed over
         self._view_schema_id = 0
         self._schemas: dict[str, int] = {}
         self._schema_records: list[Schema] = []
@@ -168,7 +171,7 @@ class Recorder:
         self._channels: dict[int, _Topic] = {}  # emptied by close(): writes then refused
         self._closed = False
         self._file = McapFile(self.path, "", _library())  # RecordingFailed if it cannot
-        self._background = Background(queue_bytes)
+        self._background = Background(queue_bytes, writer_thread)
         if metadata is not None:
             self.add_metadata(RUN_METADATA, metadata)
 
@@ -295,21 +298,20 @@ class Recorder:
             raise ValueError(f"channel {channel_id} was not registered with add_topic")
         publish = log_time_ns if publish_time_ns is None else publish_time_ns
         chunk = self._chunk
-        offset = len(chunk)
         sequence = entry.sequence
         try:
-            chunk += _MESSAGE.pack(Opcode.MESSAGE, _MESSAGE_FIXED + len(payload), channel_id,
-                                   sequence, log_time_ns, publish)
+            head = _MESSAGE.pack(_OP_MESSAGE, _MESSAGE_FIXED + len(payload), channel_id,
+                                 sequence, log_time_ns, publish)
         except struct.error:
             raise ValueError(f"times must be non-negative ns below 2**64, got {log_time_ns}, "
                              f"{publish}") from None
+        entry.index.append((log_time_ns, len(chunk)))
+        chunk += head
         chunk += payload
-        entry.index.extend((log_time_ns, offset))
         entry.sequence = (sequence + 1) & _MAX_U32
         if attachment is not None:
             self._attach(entry, log_time_ns, publish, sequence, payload, attachment)
         self.messages += 1
-        self._in_chunk += 1
         if len(chunk) >= self._chunk_size or time.monotonic() >= self._flush_at:
             self._hand_over()
 
@@ -322,8 +324,8 @@ class Recorder:
                 metadata={ATTACHMENT_OF: entry.topic})
         data = memoryview(attachment).cast("B")
         chunk = self._chunk
-        entry.data_index.extend((log_time_ns, len(chunk)))
-        chunk += _MESSAGE.pack(Opcode.MESSAGE, _MESSAGE_FIXED + data.nbytes,
+        entry.data_index.append((log_time_ns, len(chunk)))
+        chunk += _MESSAGE.pack(_OP_MESSAGE, _MESSAGE_FIXED + data.nbytes,
                                entry.data_channel_id, sequence, log_time_ns, publish)
         chunk += data
         if entry.image_view:
@@ -358,8 +360,8 @@ class Recorder:
                 entry.topic + FOXGLOVE_IMAGE_SUFFIX, MESSAGE_ENCODING, self._view_schema_id,
                 metadata={VIEW_OF: entry.topic})
         chunk = self._chunk
-        entry.view_index.extend((log_time_ns, len(chunk)))
-        chunk += _MESSAGE.pack(Opcode.MESSAGE, _MESSAGE_FIXED + len(view),
+        entry.view_index.append((log_time_ns, len(chunk)))
+        chunk += _MESSAGE.pack(_OP_MESSAGE, _MESSAGE_FIXED + len(view),
                                entry.view_channel_id, sequence, log_time_ns, publish)
         chunk += view
 
@@ -367,17 +369,17 @@ class Recorder:
         """Close the open chunk and give it to the writer thread (if it holds messages;
         schemas and channels registered meanwhile wait for the first one)."""
         self._flush_at = (time.monotonic() if now is None else now) + self.flush_interval_s
-        if not self._in_chunk:
+        if self.messages == self._handed:
             return
-        records, self._chunk, self._in_chunk = self._chunk, bytearray(), 0
-        indexes: dict[int, array] = {}
+        records, self._chunk, self._handed = self._chunk, bytearray(), self.messages
+        indexes: dict[int, list[tuple[int, int]]] = {}
         for entry in self._channels.values():
             if entry.index:
-                indexes[entry.channel_id], entry.index = entry.index, array("Q")
+                indexes[entry.channel_id], entry.index = entry.index, []
             if entry.data_index:
-                indexes[entry.data_channel_id], entry.data_index = entry.data_index, array("Q")
+                indexes[entry.data_channel_id], entry.data_index = entry.data_index, []
             if entry.view_index:
-                indexes[entry.view_channel_id], entry.view_index = entry.view_index, array("Q")
+                indexes[entry.view_channel_id], entry.view_index = entry.view_index, []
         self._background.put(self._file.write_chunk, (records, indexes), len(records))
 
     def flush(self, now: float | None = None) -> None:
