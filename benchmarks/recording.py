@@ -3,7 +3,7 @@
 cost, and how much of a run a SIGKILL leaves recoverable.
 
     .venv/bin/python benchmarks/recording.py [--until 300] [--repeat 3] [--kill-after 10]
-        [--only cost,table,kill]
+        [--only cost,stall,table,kill] [--stall 0.08] [--stall-for 20]
 
 1. **Cost per small message** (issue 21: <= 5 µs). The quickstart (messages of 40-100
    bytes) for ``--until`` simulated seconds, flat out, in this process: without a
@@ -17,14 +17,20 @@ cost, and how much of a run a SIGKILL leaves recoverable.
    digest, the recorder on the stepping thread and in all, and the ``mcap`` package's
    writer (what the recorder used before, the reference). "met" when serialize +
    digest + the whole recorder (all threads) <= 5 µs per message.
-2. **Chunk size and flush interval.** The recorder alone, per (chunk size, flush
+2. **A stalled disk.** The quickstart's messages (``--stall-for`` simulated seconds)
+   written at its real-time rate (250 a second) into a disk that stops taking data for
+   ``--stall`` s every half second: a named pipe of one page read by a process that
+   pauses (what a shared disk under write-back throttling does to a ``write`` call,
+   made repeatable). With the writer thread and with everything on the stepping
+   thread: how long each ``Recorder.write`` call held the stepping thread.
+3. **Chunk size and flush interval.** The recorder alone, per (chunk size, flush
    interval), writes the run's messages with its clock advancing at the run's message
    rate (so the flushes fall as in the run, and the load of a shared machine does not
    blur the comparison): its CPU (all threads) against the run's. Also the file size,
    the chunks written and how long (wall) a chunk stays open on average, at the
    flat-out rate and at the real-time rate (the same messages, the clock at 1/250 s per
    message): what a crash loses.
-3. **SIGKILL.** ``moonpool run`` of the quickstart (plus a component noting the wall
+4. **SIGKILL.** ``moonpool run`` of the quickstart (plus a component noting the wall
    clock of every simulated instant, tests/support/wallclock.py) killed with SIGKILL
    after ``--kill-after`` seconds, in real time (the case the issue reported: nothing
    recoverable) and flat out. Counts the messages recovered among those published up
@@ -155,7 +161,7 @@ def _pieces(stream: Path, repeat: int, work: Path) -> dict[str, float]:
 
 
 def cost(until_s: float, repeat: int, work: Path) -> bool:
-    """Section 1: prints the figures; True when the target is met."""
+    """Section 1 (prints the figures); True when the target is met."""
     import statistics
 
     runs: dict[str, list[dict[str, float]]] = {k: [] for k in KINDS}
@@ -199,6 +205,64 @@ def cost(until_s: float, repeat: int, work: Path) -> bool:
     return ok
 
 
+STALL_READER = """
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDONLY)
+fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, 4096)  # the smallest pipe: a write waits for the reader
+stall, every = float(sys.argv[2]), float(sys.argv[3])
+last = time.monotonic()
+while os.read(fd, 1 << 16):
+    if time.monotonic() - last >= every:
+        time.sleep(stall)  # the disk stops taking data
+        last = time.monotonic()
+"""
+
+
+def stalled_disk(until_s: float, stall_s: float, work: Path) -> None:
+    """Section 2: the quickstart's messages written at its real-time rate into a disk
+    that stops taking data for ``stall_s`` every half second (a named pipe read by a
+    process that pauses), with the writer thread and with everything on the stepping
+    thread: how long each write() call held the stepping thread."""
+    import numpy as np
+
+    from moonpool.orchestrator.recording import Recorder, read_recording, recording_info
+
+    stream = work / "stream.mcap"
+    if not stream.exists():
+        _quickstart("thread", until_s, work / "stream")
+        (work / "stream" / "recording.mcap").rename(stream)
+    types = recording_info(stream).topics
+    messages = [(m.topic, m.log_time_ns, m.payload) for m in read_recording(stream)]
+    rate = 250.0  # the quickstart's messages per second of simulated time
+    print(f"## 2. A stalled disk: {len(messages)} quickstart messages at {rate:g} per "
+          f"second ({len(messages) / rate:g} s), the disk stopping for "
+          f"{1e3 * stall_s:g} ms every 0.5 s")
+    print("| recorder | write() calls | p50 | p99 | max | calls over 1 ms |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for thread in (True, False):
+        fifo = work / f"stall-{thread}.mcap"
+        os.mkfifo(fifo)
+        reader = subprocess.Popen([sys.executable, "-c", STALL_READER, str(fifo),
+                                   str(stall_s), "0.5"])
+        rec = Recorder(fifo, writer_thread=thread)
+        ids = {t: rec.add_topic(t, types[t]) for t in types}
+        took = np.empty(len(messages))
+        start = time.perf_counter()
+        for i, (topic, t_ns, payload) in enumerate(messages):
+            left = start + i / rate - time.perf_counter()
+            if left > 0:
+                time.sleep(left)
+            t0 = time.perf_counter()
+            rec.write(ids[topic], t_ns, payload)
+            took[i] = time.perf_counter() - t0
+        rec.close()
+        reader.wait(60)
+        p50, p99 = np.percentile(took, [50, 99]) * 1e6
+        print(f"| {'writer thread' if thread else 'all on the stepping thread'} | {len(took)} "
+              f"| {p50:.1f} µs | {p99:.1f} µs | {took.max() * 1e3:.2f} ms | "
+              f"{int((took > 1e-3).sum())} |")
+
+
 def _payloads(stream: Path) -> list[bytes]:
     from moonpool.orchestrator.recording import read_recording
 
@@ -240,6 +304,7 @@ def overhead(until_s: float, repeat: int, work: Path) -> None:
     types = recording_info(stream).topics
     messages = [(m.topic, m.log_time_ns, m.payload) for m in read_recording(stream)]
     per_message0 = cpu0 / count
+    print("## 3. Chunk size and flush interval")
     print(f"quickstart {until_s:g} s flat out without recording: {count} messages, "
           f"{cpu0:.2f} s CPU ({1e6 * per_message0:.1f} us per message), {rate:.0f} "
           f"messages per wall second; load {os.getloadavg()[0]:.1f}")
@@ -342,8 +407,12 @@ def main() -> int:
     ap.add_argument("--until", type=float, default=300.0)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--kill-after", type=float, default=10.0)
-    ap.add_argument("--only", default="cost,table,kill",
-                    help="sections, comma-separated, of cost, table, kill")
+    ap.add_argument("--only", default="cost,stall,table,kill",
+                    help="sections, comma-separated, of cost, stall, table, kill")
+    ap.add_argument("--stall", type=float, default=0.08,
+                    help="how long the disk stops taking data in the stall section, s")
+    ap.add_argument("--stall-for", type=float, default=20.0,
+                    help="simulated seconds of the quickstart written in the stall section")
     args = ap.parse_args()
     only = set(args.only.split(","))
     print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
@@ -353,9 +422,13 @@ def main() -> int:
         if "cost" in only:
             ok = cost(args.until, args.repeat, work / "cost") and ok
             print(subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip())
+        if "stall" in only:
+            (work / "stall").mkdir()
+            stalled_disk(args.stall_for, args.stall, work / "stall")
         if "table" in only:
             overhead(args.until, args.repeat, work / "overhead")
         if "kill" in only:
+            print("## 4. SIGKILL")
             fractions = [sigkill(args.kill_after, rt, work / f"kill-{rt}")
                          for rt in (True, False)]
             killed_ok = min(fractions) >= 0.9

@@ -212,3 +212,38 @@ def test_an_unexpected_error_in_the_writer_thread_fails_the_run_cleanly(
     assert summary["sim_time_s"] < 20.0  # it stopped the run
     messages = list(read_recording(tmp_path / "out" / "recording.mcap"))
     assert len(messages) > 0
+
+
+def test_the_writer_thread_follows_the_stepping_threads_real_time_priority(
+        tmp_path: Path) -> None:
+    """At SCHED_FIFO N (a real-time run) the writer thread runs at N - 1, so that it never
+    waits behind other programs while it holds the GIL; back to normal after."""
+    from moonpool.components.sdk.scheduling import fifo_allowed
+
+    if not fifo_allowed(10):
+        pytest.skip("SCHED_FIFO is not allowed here (needs root or CAP_SYS_NICE, as in CI)")
+    rec = Recorder(tmp_path / "rec.mcap", chunk_size=64)
+    ch = rec.add_topic("/a/b", "moonpool.v1.Pressure")
+    seen: list[tuple[int, int]] = []
+    real = mcapfile.McapFile.write_chunk
+
+    def write_chunk(self, records, indexes):
+        seen.append((os.sched_getscheduler(0), os.sched_getparam(0).sched_priority))
+        return real(self, records, indexes)
+
+    before = (os.sched_getscheduler(0), os.sched_getparam(0).sched_priority)
+    try:
+        mcapfile.McapFile.write_chunk = write_chunk
+        rec.write(ch, 0, b"x" * 100)
+        rec.flush()
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(10))
+        rec.write(ch, 1, b"x" * 100)
+        rec.flush()
+        os.sched_setscheduler(0, before[0], os.sched_param(before[1]))
+        rec.write(ch, 2, b"x" * 100)
+        rec.flush()
+    finally:
+        os.sched_setscheduler(0, before[0], os.sched_param(before[1]))
+        mcapfile.McapFile.write_chunk = real
+        rec.close()
+    assert seen == [(os.SCHED_OTHER, 0), (os.SCHED_FIFO, 9), (os.SCHED_OTHER, 0)]
