@@ -2,19 +2,27 @@
 
 The stepping thread hands jobs over (a closed chunk to compress and write, a metadata
 record, the summary at the end); this thread runs them in order. What is handed over
-and not yet written is bounded (``limit`` bytes, at least one job): a stepping thread
-that would go past it waits until the disk has caught up (backpressure), so memory
-stays bounded and a slow disk slows the run instead of filling the memory.
+and not yet written is bounded twice: ``limit`` bytes (at least one job goes through,
+however large), and ``lag`` seconds (the oldest job not done was handed over at most
+that long ago). A hand-over beyond either waits until the thread has caught up
+(backpressure): memory stays bounded, a slow disk slows the run instead of filling the
+memory, and a crash loses at most about ``lag`` more than the open chunk.
+
+The time bound matters because of Python's GIL: the thread spends most of a job
+without it (zstd, crc32 of large buffers and the write release it), but each time it
+needs it back while the stepping thread runs flat out it may wait up to the switch
+interval (5 ms); a job takes it back a handful of times. A stepping thread that waits
+for the thread releases the GIL, and the thread catches up at once.
 
 A job that fails (a full disk: RecordingFailed; anything else is wrapped in one) is
 kept in ``failure``: every job after it is dropped, and the next hand-over raises it
 on the stepping thread, which ends the run as a failure with that reason (the thread
-prints nothing). Most of a job's time is spent without the GIL (zstd, crc32 of large
-buffers and the write release it), so the stepping thread goes on meanwhile.
+prints nothing).
 
 In a real-time run at SCHED_FIFO N (the pacer raises the stepping thread), the thread
-follows at N - 1 before each job, like the components' processes: it then never waits
-behind other programs while holding the GIL the stepping thread needs.
+follows at N - 1 (looked at before a job, at most every ``FOLLOW_S``), like the
+components' processes: it then never waits behind other programs while it holds the
+GIL the stepping thread needs.
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -30,46 +39,60 @@ from moonpool.components.sdk.errors import RecordingFailed
 
 log = logging.getLogger("moonpool.recording")
 
+FOLLOW_S = 0.25
+"""How often (at most) the thread looks at the stepping thread's scheduling, s."""
+
 
 class Background:
     """Runs jobs in order on a thread of its own, holding at most ``limit`` bytes of
-    jobs (their declared sizes) that are not done (see the module docstring)."""
+    jobs (their declared sizes) that are not done, handed over at most ``lag`` s ago
+    (see the module docstring). ``thread = False``: every job runs in :meth:`put`, on
+    the calling thread (for comparison)."""
 
-    def __init__(self, limit: int, thread: bool = True) -> None:
+    def __init__(self, limit: int, lag: float, thread: bool = True) -> None:
         self.limit = limit
         """Bytes of jobs handed over and not done beyond which a hand-over waits."""
+        self.lag = lag
+        """Age (s) of the oldest job not done beyond which a hand-over waits."""
         self.failure: RecordingFailed | None = None
         """Why a job failed (then every later job is dropped), or None."""
         self.waits = 0
-        """Hand-overs that had to wait for room (the disk was behind)."""
+        """Hand-overs that had to wait (the disk, or the thread, was behind)."""
         self.most = 0
         """The most bytes ever handed over and not done at once."""
         self._cond = threading.Condition()
-        self._jobs: deque[tuple[Callable[..., Any] | None, tuple, int]] = deque()
+        # (job, its arguments, its size, when it was handed over)
+        self._jobs: deque[tuple[Callable[..., Any] | None, tuple, int, float]] = deque()
         self._pending = 0
         self._stepping = threading.get_native_id()  # the thread whose priority it follows
         self._policy: tuple[int, int] | None = None  # (policy, priority) it last took
+        self._follow_at = 0.0
         self._thread = threading.Thread(target=self._run, name="moonpool-recording",
                                         daemon=True)
         if thread:
             self._thread.start()
-        else:  # every job runs in put(), on the calling thread (for comparison)
+        else:
             self.put = self._run_now  # type: ignore[method-assign]
+
+    def _behind(self, size: int, now: float) -> bool:
+        jobs = self._jobs
+        return bool(jobs) and self.failure is None and (
+            self._pending + size > self.limit or now - jobs[0][3] > self.lag)
 
     def put(self, job: Callable[..., Any], args: tuple, size: int) -> None:
         """Hand ``job(*args)`` over (``size``: the bytes it holds); waits while the
-        jobs not done hold more than ``limit`` bytes. Raises the failure of an
-        earlier job."""
+        thread is behind (``limit``, ``lag``). Raises the failure of an earlier job."""
         cond = self._cond
+        now = time.monotonic()
         with cond:
-            if self.failure is None and self._pending and self._pending + size > self.limit:
+            if self._behind(size, now):
                 self.waits += 1
-                while self.failure is None and self._pending and \
-                        self._pending + size > self.limit:
+                while self._behind(size, now):
                     cond.wait()
+                now = time.monotonic()
             if self.failure is not None:
                 raise self.failure
-            self._jobs.append((job, args, size))
+            self._jobs.append((job, args, size, now))
             self._pending += size
             self.most = max(self.most, self._pending)
             cond.notify_all()
@@ -92,7 +115,7 @@ class Background:
         """Finish the jobs handed over, then end the thread (idempotent)."""
         if self._thread.is_alive():
             with self._cond:
-                self._jobs.append((None, (), 0))
+                self._jobs.append((None, (), 0, 0.0))
                 self._cond.notify_all()
             self._thread.join()
 
@@ -102,11 +125,12 @@ class Background:
             with cond:
                 while not jobs:
                     cond.wait()
-                job, args, size = jobs[0]
+                job, args, size, _ = jobs[0]
             if job is None:
                 break
             if self.failure is None:
-                self._follow()
+                if time.monotonic() >= self._follow_at:
+                    self._follow()
                 self._do(job, args)
             with cond:
                 jobs.popleft()
@@ -134,6 +158,7 @@ class Background:
     def _follow(self) -> None:
         """Take the stepping thread's scheduling: SCHED_FIFO N - 1 while it runs as
         SCHED_FIFO N, back to normal when it is."""
+        self._follow_at = time.monotonic() + FOLLOW_S
         try:
             policy = os.sched_getscheduler(self._stepping)
             priority = os.sched_getparam(self._stepping).sched_priority

@@ -193,7 +193,9 @@ class McapFile:
             index_offsets[channel_id] = at
             at += len(part)
             index_parts.append(part)
-        self._put(head, compressed, *index_parts)
+        # One buffer, one checksum, one write: each call that releases the GIL may
+        # wait up to the switch interval to get it back (background.py).
+        self._put(b"".join((head, compressed, *index_parts)))
         self._chunk_indexes.append(ChunkIndex(
             message_start_time=start, message_end_time=end, chunk_start_offset=chunk_start,
             chunk_length=len(head) + len(compressed), message_index_offsets=index_offsets,

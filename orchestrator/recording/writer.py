@@ -40,6 +40,7 @@ from .layout import (
     FOXGLOVE_IMAGE_SUFFIX,
     MESSAGE_ENCODING,
     QUEUE_BYTES,
+    QUEUE_SECONDS,
     RESERVE_BYTES,
     RUN_METADATA,
     VIEW_OF,
@@ -137,10 +138,10 @@ class Recorder:
     Also a context manager. See the module docstring for the layout of the file and
     the package docstring for how it is written. ``foxglove_images``: also write every
     attached frame of an ImageHeader topic as a ``foxglove.RawImage`` on
-    ``{topic}/foxglove`` (``run.foxglove_images``). ``queue_bytes``: how much the writer
-    thread may hold that is not written yet before a hand-over waits. ``writer_thread =
-    False``: compress and write on the calling thread instead (benchmarks/recording.py
-    compares the two).
+    ``{topic}/foxglove`` (``run.foxglove_images``). ``queue_bytes``, ``queue_seconds``:
+    how much the writer thread may hold that is not written yet, and how old it may
+    be, before a hand-over waits. ``writer_thread = False``: compress and write on the
+    calling thread instead (benchmarks/recording.py compares the two).
     """
 
     def __init__(
@@ -152,6 +153,7 @@ class Recorder:
         flush_interval_s: float = FLUSH_INTERVAL_S,
         foxglove_images: bool = False,
         queue_bytes: int = QUEUE_BYTES,
+        queue_seconds: float = QUEUE_SECONDS,
         writer_thread: bool = True,
     ) -> None:
         self.path = Path(path)
@@ -171,7 +173,7 @@ class Recorder:
         self._channels: dict[int, _Topic] = {}  # emptied by close(): writes then refused
         self._closed = False
         self._file = McapFile(self.path, "", _library())  # RecordingFailed if it cannot
-        self._background = Background(queue_bytes, writer_thread)
+        self._background = Background(queue_bytes, queue_seconds, writer_thread)
         if metadata is not None:
             self.add_metadata(RUN_METADATA, metadata)
 

@@ -14,6 +14,7 @@ import io
 import logging
 import os
 import threading
+import time
 import zlib
 from pathlib import Path
 
@@ -24,7 +25,7 @@ from mcap.stream_reader import StreamReader
 
 from moonpool.components.sdk.errors import RecordingFailed
 from moonpool.orchestrator.recording import Recorder, read_recording
-from moonpool.orchestrator.recording import mcapfile
+from moonpool.orchestrator.recording import background, mcapfile
 
 PIPE_BYTES = 64 * 1024  # Linux's default pipe capacity
 
@@ -85,7 +86,8 @@ def test_a_stalled_disk_does_not_stall_the_stepping_thread(tmp_path: Path) -> No
     stepping thread, the first write into the full pipe would block the run."""
     pipe = _Pipe(tmp_path / "rec.mcap")
     payloads = _random_payloads(5 * PIPE_BYTES // 1000, 1000)
-    rec = Recorder(pipe.path, chunk_size=16 * 1024, queue_bytes=4 * 1024 * 1024)
+    rec = Recorder(pipe.path, chunk_size=16 * 1024, queue_bytes=4 * 1024 * 1024,
+                   queue_seconds=600.0)
     stalled = threading.Event()
     guard = threading.Timer(60.0, lambda: (stalled.set(), pipe.drain()))  # never hang
     guard.start()
@@ -104,20 +106,26 @@ def test_a_stalled_disk_does_not_stall_the_stepping_thread(tmp_path: Path) -> No
     _check_file(pipe.close(), payloads, tmp_path)
 
 
-def test_a_slow_disk_holds_the_stepping_thread_within_the_queue_bound(tmp_path: Path) -> None:
-    """A queue of 64 KiB over a stalled disk: the stepping thread waits once the queue
-    holds 64 KiB (bounded memory), and goes on when the disk takes data again; the file
+@pytest.mark.parametrize("limit, lag, pause", [(64 * 1024, 600.0, 0.0),
+                                               (64 * 1024 * 1024, 0.05, 0.001)],
+                         ids=["bytes", "seconds"])
+def test_a_slow_disk_holds_the_stepping_thread_within_the_queue_bound(
+        tmp_path: Path, limit: int, lag: float, pause: float) -> None:
+    """A queue of 64 KiB (or of 50 ms) over a stalled disk: the stepping thread waits
+    once the queue holds 64 KiB (bounded memory), or a chunk handed over 50 ms ago
+    (bounded loss in a crash), and goes on when the disk takes data again; the file
     holds every message."""
     pipe = _Pipe(tmp_path / "rec.mcap")
     payloads = _random_payloads(1000, 1000)  # 1 MB: far beyond pipe and queue
-    limit, chunk = 64 * 1024, 16 * 1024
-    rec = Recorder(pipe.path, chunk_size=chunk, queue_bytes=limit)
+    chunk = 16 * 1024
+    rec = Recorder(pipe.path, chunk_size=chunk, queue_bytes=limit, queue_seconds=lag)
     ch = rec.add_topic("/a/b", "moonpool.v1.Pressure")
     done = threading.Event()
 
     def step() -> None:
         for i, payload in enumerate(payloads):
             rec.write(ch, i * 1000, payload)
+            time.sleep(pause)
         done.set()
 
     stepping = threading.Thread(target=step, daemon=True)
@@ -215,13 +223,14 @@ def test_an_unexpected_error_in_the_writer_thread_fails_the_run_cleanly(
 
 
 def test_the_writer_thread_follows_the_stepping_threads_real_time_priority(
-        tmp_path: Path) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """At SCHED_FIFO N (a real-time run) the writer thread runs at N - 1, so that it never
     waits behind other programs while it holds the GIL; back to normal after."""
     from moonpool.components.sdk.scheduling import fifo_allowed
 
     if not fifo_allowed(10):
         pytest.skip("SCHED_FIFO is not allowed here (needs root or CAP_SYS_NICE, as in CI)")
+    monkeypatch.setattr(background, "FOLLOW_S", 0.0)  # look before every job
     rec = Recorder(tmp_path / "rec.mcap", chunk_size=64)
     ch = rec.add_topic("/a/b", "moonpool.v1.Pressure")
     seen: list[tuple[int, int]] = []
@@ -247,3 +256,4 @@ def test_the_writer_thread_follows_the_stepping_threads_real_time_priority(
         mcapfile.McapFile.write_chunk = real
         rec.close()
     assert seen == [(os.SCHED_OTHER, 0), (os.SCHED_FIFO, 9), (os.SCHED_OTHER, 0)]
+
