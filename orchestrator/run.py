@@ -64,6 +64,9 @@ class RunObserver:
         self.live = live  # orchestrator/live.py LiveView, or None (--live)
         self._live: list[int] = []
         self.digest = Digest()
+        # Bound once: write() runs for every message of the run.
+        self._hash = self.digest.update_prefixed
+        self._record = recorder.write if recorder is not None else None
         self._topics: list[tuple[bytes, int]] = []  # (digest prefix, recorder channel)
         # run.record_exclude: COMPONENT.PORT -> topic /COMPONENT/PORT (hashed, not written)
         self._exclude = {"/" + ref.replace(".", "/", 1) for ref in exclude}
@@ -85,9 +88,9 @@ class RunObserver:
 
     def write(self, index: int, log_time_ns: int, payload: bytes, attachment: Any = None) -> None:
         prefix, channel = self._topics[index]
-        self.digest.update_prefixed(prefix, log_time_ns, payload, attachment)
+        self._hash(prefix, log_time_ns, payload, attachment)
         if channel >= 0:
-            self.recorder.write(channel, log_time_ns, payload, attachment=attachment)
+            self._record(channel, log_time_ns, payload, None, attachment)
 
     def _write_live(self, index: int, log_time_ns: int, payload: bytes,
                     attachment: Any = None) -> None:

@@ -6,6 +6,10 @@ import hashlib
 import struct
 
 
+_TIME_LENGTH = struct.Struct("<qI").pack  # a record's log time and payload length
+_NO_ATTACHMENT = b"\0\0\0\0"  # a record's attachment length when it has none
+
+
 class Digest:
     """sha256 over the canonical message stream.
 
@@ -70,11 +74,11 @@ class Digest:
         execution's hot path keeps it per channel)."""
         h = self._hash
         if attachment is None:
-            h.update(b"".join((prefix, struct.pack("<qI", log_time_ns, len(payload)), payload,
-                               b"\0\0\0\0")))
+            h.update(b"".join((prefix, _TIME_LENGTH(log_time_ns, len(payload)), payload,
+                               _NO_ATTACHMENT)))
         else:
             h.update(prefix)
-            h.update(struct.pack("<qI", log_time_ns, len(payload)))
+            h.update(_TIME_LENGTH(log_time_ns, len(payload)))
             h.update(payload)
             data = memoryview(attachment).cast("B")
             h.update(struct.pack("<I", data.nbytes))

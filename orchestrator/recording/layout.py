@@ -32,3 +32,11 @@ RESERVE_BYTES = 256 * 1024
 the recording can be written when the disk fills."""
 MCAP0_MAGIC = b"\x89MCAP0\r\n"
 """The 8 bytes an MCAP file starts and ends with."""
+QUEUE_BYTES = 16 * 1024 * 1024
+"""Bytes of closed chunks (and other records) the writer thread may hold before it has
+written them; a hand-over beyond it waits for the disk (bounded memory; one chunk is
+always let through, however large: a camera frame)."""
+QUEUE_SECONDS = 0.25
+"""How long ago the oldest chunk the writer thread holds unwritten may have been handed
+over before a hand-over waits: a crash loses at most about this much more than the
+open chunk, and a disk that stalls for less does not hold the run up."""

@@ -1,28 +1,36 @@
 """The MCAP recorder: every message of a run, written as it comes, crash-safe
-(the layout is in the package docstring)."""
+(the layout is in the package docstring).
+
+On the stepping thread :meth:`Recorder.write` only appends the message's record to
+the open chunk (one ``struct`` pack and one copy) and notes its index entry; a full
+chunk, or the open one every ``flush_interval_s``, is handed to the writer thread
+(background.py), which compresses it and writes it with its indexes (mcapfile.py).
+The stream digest (digest.py) is computed by the caller, on the stepping thread."""
 
 from __future__ import annotations
 
 import logging
 import os
+import struct
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 from mcap.data_stream import RecordBuilder
-from mcap.records import DataEnd, Footer
-from mcap.writer import LIBRARY_IDENTIFIER, CompressionType, Writer
+from mcap.opcode import Opcode
+from mcap.records import Channel, Schema
+from mcap.writer import LIBRARY_IDENTIFIER
 
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.errors import PortError, RecordingFailed
 from moonpool.v1 import vision_pb2
 
 from .. import foxglove
+from .background import Background
 from .layout import (
     ATTACHMENT_ENCODING,
     ATTACHMENT_OF,
@@ -30,92 +38,23 @@ from .layout import (
     CHUNK_SIZE,
     FLUSH_INTERVAL_S,
     FOXGLOVE_IMAGE_SUFFIX,
-    MCAP0_MAGIC,
     MESSAGE_ENCODING,
+    QUEUE_BYTES,
+    QUEUE_SECONDS,
     RESERVE_BYTES,
     RUN_METADATA,
     VIEW_OF,
 )
+from .mcapfile import McapFile
 
 log = logging.getLogger("moonpool.recording")
 
 _MAX_U32 = 0xFFFF_FFFF
-_MAX_U64 = 0xFFFF_FFFF_FFFF_FFFF
-
-
-class _WriteThrough:
-    """The file as the MCAP writer sees it: every write goes straight to the OS.
-
-    The writer hands over whole records (a chunk, its indexes), so no user-space
-    buffer is needed, and a killed process leaves every finished chunk on disk. A write
-    that fails (a full disk) cuts the file back to the end of the last whole record
-    and raises RecordingFailed; so does every write after it (``failure``).
-    """
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.failure: RecordingFailed | None = None
-        """Why the file could not be written (None while it can)."""
-        self.good = 0
-        """Bytes at the start of the file that are whole records."""
-        try:
-            self._raw = open(path, "wb", buffering=0)  # noqa: SIM115 (closed by close())
-        except OSError as exc:
-            raise self._failed(exc) from exc
-
-    def _failed(self, exc: OSError) -> RecordingFailed:
-        self.failure = RecordingFailed(
-            f"cannot write the recording {self.path}: {exc.strerror or exc}; the run is "
-            "stopped", fix="free space on that disk, or give --out a folder with room; "
-            "what was written before is kept (`moonpool recover` indexes it)")
-        return self.failure
-
-    def write(self, data: Any) -> int:
-        if self.failure is not None:
-            raise self.failure
-        view = memoryview(data).cast("B")
-        total = view.nbytes
-        try:
-            while view.nbytes:
-                n = self._raw.write(view)
-                view = view[n:]
-        except OSError as exc:
-            self.cut()
-            raise self._failed(exc) from exc
-        self.good += total
-        return total
-
-    def cut(self) -> None:
-        """Truncate the file to its whole records (after a failed write)."""
-        try:
-            self._raw.truncate(self.good)
-            self._raw.seek(self.good)
-        except OSError:
-            pass
-
-    def end_cut_file(self) -> None:
-        """End a file whose writer failed: DataEnd, a Footer without summary, the magic
-        (what any MCAP reader accepts; ``moonpool recover`` adds the index). On no room
-        even for that, the file stays cut at its last whole record, still readable."""
-        builder = RecordBuilder()
-        DataEnd(data_section_crc=0).write(builder)
-        Footer(summary_start=0, summary_offset_start=0, summary_crc=0).write(builder)
-        try:
-            self._raw.write(builder.end() + MCAP0_MAGIC)
-        except OSError:
-            self.cut()
-
-    def tell(self) -> int:
-        return self._raw.tell()
-
-    def flush(self) -> None:
-        pass
-
-    def close(self) -> None:
-        try:
-            self._raw.close()
-        except OSError:
-            pass
+_MESSAGE = struct.Struct("<BQHIQQ")
+"""A Message record up to its data: opcode, length, channel id, sequence, log time,
+publish time (MCAP)."""
+_MESSAGE_FIXED = 2 + 4 + 8 + 8  # the record's length without its data
+_OP_MESSAGE = int(Opcode.MESSAGE)
 
 
 class DiskReserve:
@@ -143,17 +82,28 @@ class DiskReserve:
             self._file = None
 
 
-@dataclass
+
+
 class _Topic:
-    topic: str
-    type_name: str
-    channel_id: int
-    sequence: int = 0
-    data_channel_id: int = 0
-    image_view: bool = False
-    """Whether its attached frames are also written as ``foxglove.RawImage``."""
-    view_channel_id: int = 0
-    view_warned: bool = False
+    """A recorded topic: its channel, the channels of its attachments and views, and
+    their index entries in the open chunk ((log time, offset in the chunk))."""
+
+    __slots__ = ("topic", "type_name", "channel_id", "sequence", "index", "data_channel_id",
+                 "data_index", "image_view", "view_channel_id", "view_index", "view_warned")
+
+    def __init__(self, topic: str, type_name: str, channel_id: int, image_view: bool) -> None:
+        self.topic = topic
+        self.type_name = type_name
+        self.channel_id = channel_id
+        self.sequence = 0
+        self.index: list[tuple[int, int]] = []
+        self.data_channel_id = 0
+        self.data_index: list[tuple[int, int]] = []
+        self.image_view = image_view
+        """Whether its attached frames are also written as ``foxglove.RawImage``."""
+        self.view_channel_id = 0
+        self.view_index: list[tuple[int, int]] = []
+        self.view_warned = False
 
 
 def _library() -> str:
@@ -169,6 +119,12 @@ def _strings(data: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): v if isinstance(v, str) else str(v) for k, v in data.items()}
 
 
+def _record(record: Any) -> bytes:
+    builder = RecordBuilder()
+    record.write(builder)
+    return builder.end()
+
+
 class Recorder:
     """Writes every message to an MCAP file with protobuf schemas (opens in Foxglove).
 
@@ -179,9 +135,13 @@ class Recorder:
         rec.write(ch, t_ns, payload)
         rec.close()                  # always (also after a failure): writes the indexes
 
-    Also a context manager. See the module docstring for the layout of the file.
-    ``foxglove_images``: also write every attached frame of an ImageHeader topic as a
-    ``foxglove.RawImage`` on ``{topic}/foxglove`` (``run.foxglove_images``).
+    Also a context manager. See the module docstring for the layout of the file and
+    the package docstring for how it is written. ``foxglove_images``: also write every
+    attached frame of an ImageHeader topic as a ``foxglove.RawImage`` on
+    ``{topic}/foxglove`` (``run.foxglove_images``). ``queue_bytes``, ``queue_seconds``:
+    how much the writer thread may hold that is not written yet, and how old it may
+    be, before a hand-over waits. ``writer_thread = False``: compress and write on the
+    calling thread instead (benchmarks/recording.py compares the two).
     """
 
     def __init__(
@@ -192,6 +152,9 @@ class Recorder:
         chunk_size: int = CHUNK_SIZE,
         flush_interval_s: float = FLUSH_INTERVAL_S,
         foxglove_images: bool = False,
+        queue_bytes: int = QUEUE_BYTES,
+        queue_seconds: float = QUEUE_SECONDS,
+        writer_thread: bool = True,
     ) -> None:
         self.path = Path(path)
         self.flush_interval_s = flush_interval_s
@@ -199,30 +162,32 @@ class Recorder:
         self.messages = 0
         """Messages written (attachments and views not counted separately)."""
         self.foxglove_images = foxglove_images
+        self._chunk_size = chunk_size
+        self._chunk = bytearray()  # the open chunk's records
+        self._handed = 0  # self.messages when the last chunk was handed over
         self._view_schema_id = 0
-        self._file = _WriteThrough(self.path)
-        self._writer = Writer(
-            self._file,  # type: ignore[arg-type]  (write/tell/flush is all it uses)
-            chunk_size=chunk_size,
-            compression=CompressionType.ZSTD,
-        )
         self._schemas: dict[str, int] = {}
+        self._schema_records: list[Schema] = []
+        self._channel_records: list[Channel] = []
         self._topics: dict[str, _Topic] = {}
-        self._channels: dict[int, _Topic] = {}
+        self._channels: dict[int, _Topic] = {}  # emptied by close(): writes then refused
         self._closed = False
-        try:
-            self._writer.start(profile="", library=_library())
-            if metadata is not None:
-                self._writer.add_metadata(RUN_METADATA, _strings(metadata))
-        except BaseException:
-            self._file.close()
-            raise
+        self._file = McapFile(self.path, "", _library())  # RecordingFailed if it cannot
+        self._background = Background(queue_bytes, queue_seconds, writer_thread)
+        if metadata is not None:
+            self.add_metadata(RUN_METADATA, metadata)
 
     @property
     def failure(self) -> RecordingFailed | None:
         """Why the file could not be written (a full disk), or None: after it every
         write raises, and :meth:`close` ends the file at its last whole record."""
-        return self._file.failure
+        return self._background.failure
+
+    @property
+    def queue(self) -> Background:
+        """The writer thread (its ``waits`` and ``most`` tell how far the disk fell
+        behind)."""
+        return self._background
 
     # -- registration
 
@@ -245,9 +210,9 @@ class Recorder:
                 )
             return known.channel_id
         schema_id = self._schema_id(type_name, extra_schemas)
-        channel_id = self._writer.register_channel(topic, MESSAGE_ENCODING, schema_id)
+        channel_id = self._register_channel(topic, MESSAGE_ENCODING, schema_id)
         entry = _Topic(topic, type_name, channel_id,
-                       image_view=self.foxglove_images and type_name == foxglove.IMAGE_HEADER)
+                       self.foxglove_images and type_name == foxglove.IMAGE_HEADER)
         self._topics[topic] = entry
         self._channels[channel_id] = entry
         return channel_id
@@ -276,21 +241,40 @@ class Recorder:
                 ) from None
         else:
             data = wire.serialize(wire.file_descriptor_set([cls.DESCRIPTOR]))
-        schema_id = self._writer.register_schema(type_name, MESSAGE_ENCODING, data)
+        schema_id = self._register_schema(type_name, data)
         self._schemas[type_name] = schema_id
         return schema_id
+
+    def _register_schema(self, name: str, data: bytes) -> int:
+        """A Schema record in the open chunk (ahead of every message using it)."""
+        schema = Schema(id=len(self._schema_records) + 1, name=name,
+                        encoding=MESSAGE_ENCODING, data=data)
+        self._schema_records.append(schema)
+        self._chunk += _record(schema)
+        return schema.id
+
+    def _register_channel(self, topic: str, encoding: str, schema_id: int,
+                          metadata: Mapping[str, str] | None = None) -> int:
+        """A Channel record in the open chunk (ahead of every message on it)."""
+        channel = Channel(id=len(self._channel_records) + 1, topic=topic,
+                          message_encoding=encoding, schema_id=schema_id,
+                          metadata=dict(metadata or {}))
+        self._channel_records.append(channel)
+        self._chunk += _record(channel)
+        return channel.id
 
     def add_metadata(self, name: str, data: Mapping[str, str]) -> None:
         """Add a metadata record (e.g. one per component: its description, placement)."""
         self._check_open()
-        self._writer.add_metadata(name, _strings(data))
+        strings = _strings(data)
+        self._background.put(self._file.add_metadata, (name, strings),
+                             sum(len(k) + len(v) for k, v in strings.items()))
 
     def add_attachment(self, name: str, data: bytes, media_type: str) -> None:
         """Add a file to the recording (e.g. the rig text). Times are 0: no wall clock."""
         self._check_open()
-        self._writer.add_attachment(
-            create_time=0, log_time=0, name=name, media_type=media_type, data=bytes(data)
-        )
+        data = bytes(data)
+        self._background.put(self._file.add_attachment, (name, data, media_type), len(data))
 
     # -- messages
 
@@ -307,39 +291,47 @@ class Recorder:
         ``publish_time_ns`` defaults to the log time. An ``attachment`` goes on the
         sibling channel ``{topic}#data`` right after the message, with the same times
         (then, with ``foxglove_images``, an image's view on ``{topic}/foxglove``).
+        Raises the writer thread's failure (RecordingFailed) when it hands a chunk
+        over after one.
         """
-        self._check_open()
         entry = self._channels.get(channel_id)
         if entry is None:
+            self._check_open()
             raise ValueError(f"channel {channel_id} was not registered with add_topic")
-        now = time.monotonic()
-        if now >= self._flush_at:
-            self.flush(now)
         publish = log_time_ns if publish_time_ns is None else publish_time_ns
-        if not (0 <= log_time_ns <= _MAX_U64 and 0 <= publish <= _MAX_U64):
-            raise ValueError(f"times must be non-negative ns, got {log_time_ns}, {publish}")
+        chunk = self._chunk
         sequence = entry.sequence
+        try:
+            head = _MESSAGE.pack(_OP_MESSAGE, _MESSAGE_FIXED + len(payload), channel_id,
+                                 sequence, log_time_ns, publish)
+        except struct.error:
+            raise ValueError(f"times must be non-negative ns below 2**64, got {log_time_ns}, "
+                             f"{publish}") from None
+        entry.index.append((log_time_ns, len(chunk)))
+        chunk += head
+        chunk += payload
         entry.sequence = (sequence + 1) & _MAX_U32
-        self._writer.add_message(
-            channel_id, log_time=log_time_ns, data=bytes(payload),
-            publish_time=publish, sequence=sequence,
-        )
         if attachment is not None:
-            if not entry.data_channel_id:
-                entry.data_channel_id = self._writer.register_channel(
-                    entry.topic + ATTACHMENT_SUFFIX,
-                    ATTACHMENT_ENCODING,
-                    0,
-                    metadata={ATTACHMENT_OF: entry.topic},
-                )
-            data = bytes(memoryview(attachment).cast("B"))
-            self._writer.add_message(
-                entry.data_channel_id, log_time=log_time_ns, data=data,
-                publish_time=publish, sequence=sequence,
-            )
-            if entry.image_view:
-                self._write_image_view(entry, log_time_ns, publish, sequence, payload, data)
+            self._attach(entry, log_time_ns, publish, sequence, payload, attachment)
         self.messages += 1
+        if len(chunk) >= self._chunk_size or time.monotonic() >= self._flush_at:
+            self._hand_over()
+
+    def _attach(self, entry: _Topic, log_time_ns: int, publish: int, sequence: int,
+                payload: bytes, attachment: bytes | memoryview) -> None:
+        """The attachment on ``{topic}#data`` (and the frame's view, if asked for)."""
+        if not entry.data_channel_id:
+            entry.data_channel_id = self._register_channel(
+                entry.topic + ATTACHMENT_SUFFIX, ATTACHMENT_ENCODING, 0,
+                metadata={ATTACHMENT_OF: entry.topic})
+        data = memoryview(attachment).cast("B")
+        chunk = self._chunk
+        entry.data_index.append((log_time_ns, len(chunk)))
+        chunk += _MESSAGE.pack(_OP_MESSAGE, _MESSAGE_FIXED + data.nbytes,
+                               entry.data_channel_id, sequence, log_time_ns, publish)
+        chunk += data
+        if entry.image_view:
+            self._write_image_view(entry, log_time_ns, publish, sequence, payload, bytes(data))
 
     def _write_image_view(self, entry: _Topic, log_time_ns: int, publish: int,
                           sequence: int, payload: bytes, pixels: bytes) -> None:
@@ -363,50 +355,76 @@ class Recorder:
                             entry.topic, problem)
             return
         if not self._view_schema_id:
-            self._view_schema_id = self._writer.register_schema(
-                foxglove.RAW_IMAGE, MESSAGE_ENCODING, foxglove.raw_image_schema())
+            self._view_schema_id = self._register_schema(foxglove.RAW_IMAGE,
+                                                         foxglove.raw_image_schema())
         if not entry.view_channel_id:
-            entry.view_channel_id = self._writer.register_channel(
+            entry.view_channel_id = self._register_channel(
                 entry.topic + FOXGLOVE_IMAGE_SUFFIX, MESSAGE_ENCODING, self._view_schema_id,
-                metadata={VIEW_OF: entry.topic},
-            )
-        self._writer.add_message(
-            entry.view_channel_id, log_time=log_time_ns, data=view,
-            publish_time=publish, sequence=sequence,
-        )
+                metadata={VIEW_OF: entry.topic})
+        chunk = self._chunk
+        entry.view_index.append((log_time_ns, len(chunk)))
+        chunk += _MESSAGE.pack(_OP_MESSAGE, _MESSAGE_FIXED + len(view),
+                               entry.view_channel_id, sequence, log_time_ns, publish)
+        chunk += view
+
+    def _hand_over(self, now: float | None = None) -> None:
+        """Close the open chunk and give it to the writer thread (if it holds messages;
+        schemas and channels registered meanwhile wait for the first one)."""
+        self._flush_at = (time.monotonic() if now is None else now) + self.flush_interval_s
+        if self.messages == self._handed:
+            return
+        records, self._chunk, self._handed = self._chunk, bytearray(), self.messages
+        indexes: dict[int, list[tuple[int, int]]] = {}
+        for entry in self._channels.values():
+            if entry.index:
+                indexes[entry.channel_id], entry.index = entry.index, []
+            if entry.data_index:
+                indexes[entry.data_channel_id], entry.data_index = entry.data_index, []
+            if entry.view_index:
+                indexes[entry.view_channel_id], entry.view_index = entry.view_index, []
+        self._background.put(self._file.write_chunk, (records, indexes), len(records))
 
     def flush(self, now: float | None = None) -> None:
-        """Write out the open chunk (its messages become recoverable after a crash); the
-        recorder does this on its own every ``flush_interval_s`` of wall clock, at the
-        first message after that (and from :meth:`idle`)."""
+        """Hand the open chunk over and wait until everything handed over is on the
+        disk (its messages are then recoverable after a crash). The recorder hands the
+        open chunk over on its own every ``flush_interval_s`` of wall clock, at the
+        first message after that (and from :meth:`idle`), without waiting."""
         if self._closed:
             return
-        self._flush_at = (time.monotonic() if now is None else now) + self.flush_interval_s
-        self._writer.flush()
+        self._hand_over(now)
+        self._background.drain()
+        if self._background.failure is not None:
+            raise self._background.failure
 
     def idle(self, now: float) -> None:
-        """Called while the run waits (a slow component, real-time pacing): flush the
-        open chunk when due, so a crash then loses nothing older than the interval."""
-        if now >= self._flush_at and not self._closed and self._file.failure is None:
-            self.flush(now)
+        """Called while the run waits (a slow component, real-time pacing): hand the
+        open chunk over when due, so a crash then loses nothing older than the interval."""
+        if now >= self._flush_at and not self._closed:
+            self._hand_over(now)
 
     def close(self) -> None:
-        """Finish the file (indexes, summary, footer) and close it. Idempotent; never
-        raises: after a failed write (``failure``) the file ends at its last whole record
-        with a footer and no index (readable; ``moonpool recover`` indexes it)."""
+        """Finish the file (indexes, summary, footer) and close it, once the writer
+        thread has written everything handed over. Idempotent; never raises: after a
+        failed write (``failure``) the file ends at its last whole record with a footer
+        and no index (readable; ``moonpool recover`` indexes it)."""
         if self._closed:
             return
         self._closed = True
+        background = self._background
         try:
-            if self._file.failure is None:
-                try:
-                    self._writer.finish()
-                except RecordingFailed:
-                    pass
-            if self._file.failure is not None:
-                self._file.end_cut_file()
+            try:
+                self._hand_over()
+                self._channels = {}
+                background.put(self._file.finish,
+                               (self._schema_records, self._channel_records), 0)
+            except RecordingFailed:
+                pass
+            self._channels = {}
+            background.stop()
+            if background.failure is not None:
+                self._file.file.end_cut_file()
         finally:
-            self._file.close()
+            self._file.file.close()
 
     @property
     def closed(self) -> bool:
@@ -433,4 +451,3 @@ def _declares(fds: descriptor_pb2.FileDescriptorSet, type_name: str) -> bool:
             yield from walk(name, m.nested_type)
 
     return any(type_name in set(walk(f.package, f.message_type)) for f in fds.file)
-

@@ -1,6 +1,6 @@
 """Real time at SCHED_FIFO N (docs/realtime.md "Priorities"): a component's child
 process steps at N - 1 and its ZeroMQ I/O threads run at FIFO too; the orchestrator's
-I/O threads at N. Needs the right to use SCHED_FIFO (root, CAP_SYS_NICE or ulimit -r);
+I/O threads at N, the recording's writer thread at N - 1. Needs the right to use SCHED_FIFO (root, CAP_SYS_NICE or ulimit -r);
 skipped where the kernel refuses it. Nothing here is timed."""
 
 from __future__ import annotations
@@ -20,16 +20,16 @@ from moonpool.orchestrator.run import run_rig
 pytestmark = pytest.mark.slow
 
 
-def _rig(tmp_path, priority: int):
+def _rig(tmp_path, priority: int, record: bool = False):
     path = tmp_path / "sched.toml"
     path.write_text(textwrap.dedent(f"""\
         name = "sched"
         [run]
-        until = "0.3s"
+        until = "{'1.5s' if record else '0.3s'}"
         realtime = 1
         realtime_priority = {priority}
         plots = false
-        record = false
+        record = {str(record).lower()}
         [components.child]
         entry = "probes:SchedulingProbe"
         run = "process"
@@ -51,6 +51,18 @@ def test_child_processes_step_one_below_the_stepping_thread(tmp_path):
     assert [os.SCHED_FIFO, 19] in child["others"]  # its ZeroMQ I/O thread
     assert (here["policy"], here["priority"]) == (os.SCHED_FIFO, 20)  # the stepping thread
     assert [os.SCHED_FIFO, 20] in here["others"]  # the orchestrator's I/O thread
+
+
+@pytest.mark.skipif(not fifo_allowed(20), reason="SCHED_FIFO is not allowed here")
+def test_the_recordings_writer_thread_runs_one_below_the_stepping_thread(tmp_path):
+    """Recording on: the writer thread (the only other thread of the orchestrator at
+    N - 1) takes N - 1 at its first chunk after the pacer raised the stepping thread
+    (the open chunk is handed over every 0.5 s: 1.5 s of run)."""
+    result = run_rig(_rig(tmp_path, 20, record=True), tmp_path / "run")
+    assert result.ok, result.summary["error"]
+    here = result.summary["metrics"]["here"]
+    assert (here["policy"], here["priority"]) == (os.SCHED_FIFO, 20)
+    assert [os.SCHED_FIFO, 19] in here["others"], here
 
 
 def test_without_a_priority_nothing_changes(tmp_path):
