@@ -68,6 +68,50 @@ def test_the_shipped_pool_plots_answer_their_question():
     assert by_title["Track (seen from above)"].kind == "xy"
 
 
+def _plot_problems(rig) -> list[str]:
+    """What a reader of a shipped rig's plots would trip over (issue 22, point 7): two
+    units on one axis, a raw yaw (a solid block at +-pi), an "error" plot that draws the
+    quantities instead of their difference."""
+    problems = []
+    for plot in rig.plots:
+        where = f"{rig.name}: {plot.title!r}"
+        for label in (plot.ylabel, getattr(plot, "xlabel", "") or "", getattr(plot, "zlabel", "") or ""):
+            if label.count("[") > 1:
+                problems.append(f"{where}: two units on one axis ({label!r})")
+        for s in plot.series:
+            if s.endswith("yaw_rad") and not s.startswith(("unwrap(", "wrap(")):
+                problems.append(f"{where}: raw yaw {s!r} (use unwrap(...) or wrap(diff(...)))")
+        if "error" in plot.title.lower():
+            for s in plot.series:
+                if not (s.startswith(("diff(", "norm(", "wrap(")) or "signals[e" in s
+                        or "error" in s.split(":")[0] or "err" in s.rpartition(":")[2]):
+                    problems.append(f"{where}: {s!r} is not an error (a difference, a norm "
+                                    "or an error signal)")
+    return problems
+
+
+def test_every_shipped_rigs_plots_answer_their_question():
+    from pathlib import Path
+
+    rigs = sorted(Path("rigs").glob("*.toml")) + sorted(Path("rigs/hil").glob("*.toml"))
+    assert len(rigs) > 15
+    problems = [p for path in rigs for p in _plot_problems(load_rig(str(path)))]
+    assert problems == []
+
+
+def test_the_plot_review_finds_what_the_old_pool_t2_localized_plots_had():
+    # the plots rigs/pool_t2_localized.toml had before: four overlapping x positions
+    # under "Localization error", raw yaws, metres and radians on one axis
+    rig = load_rig(QUICK, ['plots=[{title = "Localization error", series = '
+                           '["vehicle.state:position_ned_m.z", "pid.command:signals[e].value"]}, '
+                           '{title = "Yaw", series = ["vehicle.state:yaw_rad"], '
+                           'ylabel = "|e| [m], e_yaw [rad]"}]'])
+    problems = _plot_problems(rig)
+    assert any("is not an error" in p for p in problems)
+    assert any("two units on one axis" in p for p in problems)
+    assert any("raw yaw" in p for p in problems)
+
+
 def test_xyz_tracks_take_triples_with_one_unit_per_axis(tmp_path):
     text = _problems('plots=[{title = "x", kind = "xyz", series = ['
                      '"vehicle.state:position_ned_m.y", "vehicle.state:position_ned_m.x"]}]')
