@@ -467,4 +467,5 @@ class ArmComponent(Component):
         return out
 
     def terminate(self) -> dict[str, float]:
-        return {k: float(v) for k, v in self.metrics.items()}
+        metrics = getattr(self, "metrics", {})  # never initialised: none
+        return {k: float(v) for k, v in metrics.items()}

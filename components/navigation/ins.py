@@ -380,6 +380,8 @@ class Ins(Component):
         self.nees_n += 1
 
     def terminate(self):
+        if not hasattr(self, "counts"):  # never initialised: nothing to report
+            return {}
         c = self.counts
         out: dict[str, Any] = {
             "imu_applied": c["imu"]["applied"], "imu_refused": c["imu"]["refused"],

@@ -318,4 +318,6 @@ class DeepSeaCamera(Component):
         }
 
     def terminate(self):
+        if not hasattr(self, "frames"):  # never initialised
+            return {}
         return {"frames": float(self.frames)}

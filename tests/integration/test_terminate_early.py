@@ -15,17 +15,21 @@ from moonpool.components.sdk.loading import load_entry
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.v1 import lifecycle_pb2 as lc
 
-RIG_NAMES = ("quickstart", "pool_t1", "pool_t2", "pool_t2_localized", "hydro_fmu", "crawler")
+# Every shipped rig (the HIL rigs need their devices) and the controllers that a rig
+# swaps in (the NMPC in place of pool_t2's PID).
+RIG_NAMES = sorted(p.stem for p in RIGS.glob("*.toml"))
+SWAPPED = {"pool_t2": ["components.controller.entry=control.nmpc"]}
 
 
 def _components():
     seen = set()
     for name in RIG_NAMES:
-        rig = load_and_check(RIGS / f"{name}.toml")
-        for c in rig.components:
-            if c.entry and c.entry not in seen:
-                seen.add(c.entry)
-                yield pytest.param(c, id=f"{name}.{c.name}")
+        for overrides in ([], *([o] for o in SWAPPED.get(name, []))):
+            rig = load_and_check(RIGS / f"{name}.toml", overrides)
+            for c in rig.components:
+                if c.entry and c.entry not in seen:
+                    seen.add(c.entry)
+                    yield pytest.param(c, id=f"{name}.{c.name}")
 
 
 @pytest.mark.parametrize("cfg", list(_components()))
