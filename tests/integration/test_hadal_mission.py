@@ -7,6 +7,7 @@ intact. Real FMU, real MuJoCo, real camera renders, real processes."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from conftest import RIGS, ROOT, moonpool
@@ -122,9 +123,13 @@ def test_a_lost_dvl_aborts_safely(tmp_path):
     assert s["sim_time_s"] == pytest.approx(25.0, abs=1.0)  # 5 s without bottom track
 
 
-def test_the_mission_manager_served_elsewhere_gives_the_same_stream(tmp_path):
-    """`moonpool serve mission.manager` on a TCP port (a host of its own, here the
-    loopback) and the rig's mission as `run = "remote"`: the same digest as in-process."""
+@pytest.mark.parametrize("name, entry", [("mission", "mission.manager"),
+                                         ("arm", "manipulation.arm")])
+def test_the_mission_manager_and_the_arm_served_elsewhere_give_the_same_stream(
+        tmp_path, name, entry):
+    """`moonpool serve mission.manager` (or the arm) on a TCP port (a host of its own,
+    here the loopback) and the rig's component as `run = "remote"`: the same digest as
+    in-process."""
     import subprocess
     import sys
     import time
@@ -133,7 +138,7 @@ def test_the_mission_manager_served_elsewhere_gives_the_same_stream(tmp_path):
     with open(log, "w") as f:
         server = subprocess.Popen(
             [sys.executable, "-m", "moonpool.orchestrator.cli", "--log-level", "INFO", "serve",
-             "mission.manager", "--bind", "tcp://127.0.0.1:*"],
+             entry, "--bind", "tcp://127.0.0.1:*"],
             cwd=ROOT, stdout=f, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 60
@@ -143,12 +148,17 @@ def test_the_mission_manager_served_elsewhere_gives_the_same_stream(tmp_path):
         line = next(x for x in log.read_text().splitlines() if "serving" in x)
         endpoint = line.split(" on ", 1)[1].split(" ", 1)[0]
         text = RIG.read_text().replace('"../', f'"{ROOT}/')
-        placed = 'entry = "mission.manager"\n'
-        assert placed in text
-        text = text.replace(placed, f'endpoint = "{endpoint}"\n', 1)
-        start = text.index("[components.mission]")
-        text = text[:start] + text[start:].replace('run = "process"', 'run = "remote"', 1)
-        rig = tmp_path / "hadal_remote_mission.toml"
+        start = text.index(f"[components.{name}]")
+        placed = f'entry = "{entry}"\n'
+        assert text[start:].startswith(f"[components.{name}]\n{placed}")
+        section = text[start:].replace(placed, f'endpoint = "{endpoint}"\n', 1)
+        # A served component's files are relative to the folder the server serves
+        # (here the checkout: `moonpool serve` confines them to it).
+        after = re.search(rf"\n\[\[|\n\[components\.(?!{name}\.)", section)
+        end = after.start() if after else len(section)
+        section = section[:end].replace(f'"{ROOT}/', '"') + section[end:]
+        text = text[:start] + section.replace('run = "process"', 'run = "remote"', 1)
+        rig = tmp_path / f"hadal_remote_{name}.toml"
         rig.write_text(text)
         _, remote, _ = _run(tmp_path, "--until", "12", rig=rig, name="remote")
     finally:
@@ -156,5 +166,5 @@ def test_the_mission_manager_served_elsewhere_gives_the_same_stream(tmp_path):
         server.wait(10)
     _, local, _ = _run(tmp_path, "--until", "12", "--mode", "inproc", name="inproc")
     assert remote["status"] == local["status"] == "ok", remote["error"]
-    assert remote["components"]["mission"]["placement"] == "remote"
+    assert remote["components"][name]["placement"] == "remote"
     assert remote["digest"] == local["digest"]
