@@ -1,6 +1,7 @@
 """mission.manager on hand-made inputs (the whole mission runs in
 tests/integration/test_hadal_mission.py): the descent's ramp and its transition with
-its reason, a safe abort when the INS refuses, the lost DVL after the descent, bad
+its reason, safe aborts (the INS refusing or its sigma beyond the bound, the lost DVL
+after the descent, the target lost after its detection), bad
 parameters."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from moonpool.components.mission.manager import MissionManager
 from moonpool.components.sdk.errors import ParameterError
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.components.sdk.wire import to_parameter_value
-from moonpool.v1 import acoustics_pb2, lifecycle_pb2 as lc, mission_pb2, navigation_pb2, sensors_pb2
+from moonpool.v1 import acoustics_pb2, lifecycle_pb2 as lc, mission_pb2, navigation_pb2, sensors_pb2, vision_pb2
 
 DT = 100_000_000
 
@@ -104,6 +105,53 @@ def test_losing_the_dvl_after_the_descent_aborts():
     assert out["transition"].phase == "aborted"
     assert "lost DVL lock: no bottom track for 2.1 s (DVL: no bottom within range)" in \
         out["transition"].reason
+
+
+def test_an_ins_sigma_above_its_bound_aborts():
+    host = _host(ins_max_sigma_m=5.0, abort_rise_m=10.0)
+    _step(host, 0, navigation=_nav(50.0, sigma=1.0), dvl=_dvl(False))
+    out = _step(host, 1, navigation=_nav(50.0, sigma=4.9), dvl=_dvl(False))
+    assert "transition" not in out  # within the bound: goes on
+    out = _step(host, 2, navigation=_nav(50.0, sigma=5.5), dvl=_dvl(False))
+    t = out["transition"]
+    assert t.phase == "aborted" and t.status == mission_pb2.MISSION_STATUS_ABORTED
+    assert t.reason == "safety: INS divergence: horizontal sigma 5.50 m > 5 m"
+    assert out["setpoint"].position_ned_m.z == pytest.approx(40.0)  # rises 10 m
+    assert host.component.terminate()["abort_reason"].startswith("INS divergence")
+
+
+def _detection(x, y, z):
+    d = vision_pb2.TargetDetection(target="starfish", has_position=True)
+    d.validity.valid = True
+    d.position_ned_m.x, d.position_ned_m.y, d.position_ned_m.z = x, y, z
+    return d
+
+
+def test_a_target_lost_after_its_detection_aborts_with_the_reason():
+    host = _host(settle_s=0.5, survey_start_ne_m=[0.0, 0.0], detection_lost_s=2.0,
+                 confirm_detections=4)
+    k, phases = 0, []
+    for k in range(12):  # at the survey altitude: descend -> survey
+        out = _step(host, k, navigation=_nav(110.0), dvl=_dvl(True), altimeter=_alt(2.5))
+        if "transition" in out:
+            phases.append(out["transition"].phase)
+    assert phases[-1] == "survey"
+    k += 1  # one detection: survey -> detect
+    out = _step(host, k, navigation=_nav(110.0), dvl=_dvl(True), altimeter=_alt(2.5),
+                detection=[_detection(1.0, 0.5, 112.5)])
+    assert out["transition"].phase == "detect"
+    t0 = k * DT * 1e-9
+    for k in range(k + 1, k + 40):  # nothing more: lost after 2 s
+        out = _step(host, k, navigation=_nav(110.0), dvl=_dvl(True), altimeter=_alt(2.5))
+        if "transition" in out:
+            break
+    t = out["transition"]
+    assert t.phase == "aborted" and t.previous_phase == "detect"
+    assert t.reason == ("detect: detection lost: no detection of the target for 2 s "
+                        f"(last at t = {t0:.1f} s)"), t.reason
+    assert k * DT * 1e-9 - t0 == pytest.approx(2.1, abs=0.11)
+    m = host.component.terminate()
+    assert m["status"] == "aborted" and m["last_phase"] == "detect"
 
 
 @pytest.mark.parametrize("kw,words", [({"survey_start_ne_m": [1.0]}, "survey_start_ne_m"),
