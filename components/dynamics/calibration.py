@@ -92,10 +92,66 @@ class AxisFit:
     """Replay NRMSE on each held-out trial."""
 
 
-def read_trial(path: Path | str) -> Trial:
-    """One trial CSV (format in the module docstring). ParameterError naming the file,
-    the column or row, and the fix, on anything else."""
+WRENCH_TOPIC = "/thrust/wrench"
+"""Default topic of the applied wrench (moonpool.v1.Wrench) in an MCAP trial: the
+output of rigs/hydro_fmu.toml's source; give the allocator's or thrusters' output for a
+vehicle driven by thrusters."""
+STATE_TOPIC = "/vehicle/state"
+"""Default topic of the body velocities (moonpool.v1.VehicleState) in an MCAP trial."""
+WRENCH_FIELDS = dict(zip(AXES, ("force_n.x", "force_n.y", "force_n.z", "torque_nm.x",
+                                "torque_nm.y", "torque_nm.z")))
+VELOCITY_FIELDS = dict(zip(AXES, ("linear_velocity_body_mps.x", "linear_velocity_body_mps.y",
+                                  "linear_velocity_body_mps.z", "angular_velocity_body_radps.x",
+                                  "angular_velocity_body_radps.y",
+                                  "angular_velocity_body_radps.z")))
+
+
+def read_mcap_trial(path: Path | str, wrench_topic: str = WRENCH_TOPIC,
+                    state_topic: str = STATE_TOPIC) -> Trial:
+    """One trial from a moonpool recording: t = the state messages' log times (s, from
+    the first), the velocity of the excited axis from ``state_topic``, and the thrust
+    the wrench on ``wrench_topic`` held at each state instant (the last wrench logged at
+    or before it; 0 before the first). The excited axis is the first wrench component
+    that is not all zero. ParameterError naming the file, the topic and the fix."""
+    from ..sources.signal import recorded_field
+
     path = Path(path)
+    try:
+        wrench = {a: recorded_field(path, wrench_topic, WRENCH_FIELDS[a]) for a in AXES}
+        st, _ = recorded_field(path, state_topic, VELOCITY_FIELDS["u"])
+    except MoonpoolError as exc:
+        raise ParameterError(exc.message,
+                             fix=f"{exc.fix}; name the topics with --wrench-topic "
+                                 "(moonpool.v1.Wrench) and --state-topic "
+                                 "(moonpool.v1.VehicleState)") from None
+    excited = [a for a in AXES if np.any(np.asarray(wrench[a][1]) != 0)]
+    if not excited:
+        raise ParameterError(f"{path}: the wrench on {wrench_topic} is zero throughout: "
+                             "the trial excites no axis",
+                             fix="give the topic of the applied wrench (--wrench-topic)")
+    axis = excited[0]
+    vt, vel = recorded_field(path, state_topic, VELOCITY_FIELDS[axis])
+    wt, tau = (np.asarray(x, dtype=float) for x in wrench[axis])
+    t_ns, vel = np.asarray(vt, dtype=np.int64), np.asarray(vel, dtype=float)
+    last = np.append(np.diff(t_ns) != 0, True)  # at a repeated instant (Initialize's
+    t_ns, vel = t_ns[last], vel[last]           # message, then step 0's) the last one
+    k = np.searchsorted(np.asarray(wt, dtype=np.int64), t_ns, side="right") - 1
+    held = np.where(k >= 0, tau[np.maximum(k, 0)], 0.0)
+    t = (t_ns - t_ns[0]) * 1e-9
+    if len(t) < 3 or not np.all(np.diff(t) > 0):
+        raise ParameterError(f"{path}: {state_topic} needs at least three messages at "
+                             "increasing times", fix="record a longer trial")
+    return Trial(path, axis, t, held, vel)
+
+
+def read_trial(path: Path | str, wrench_topic: str = WRENCH_TOPIC,
+               state_topic: str = STATE_TOPIC) -> Trial:
+    """One trial: a moonpool recording (``.mcap``, ``read_mcap_trial``) or a CSV (format
+    in the module docstring). ParameterError naming the file, the column or row, and
+    the fix, on anything else."""
+    path = Path(path)
+    if path.suffix.lower() == ".mcap":
+        return read_mcap_trial(path, wrench_topic, state_topic)
 
     def bad(msg: str, fix: str):
         raise ParameterError(f"{path}: {msg}", fix=fix)
@@ -233,11 +289,14 @@ class Result:
 
 
 def calibrate(paths: list[Path], profile: dict, holdout: int = 1,
-              progress=None) -> Result:
-    """Read the trials and fit them (``fit_trials``)."""
+              progress=None, wrench_topic: str = WRENCH_TOPIC,
+              state_topic: str = STATE_TOPIC) -> Result:
+    """Read the trials (CSV or MCAP; the topics for MCAP ones) and fit them
+    (``fit_trials``)."""
     if not paths:
         raise ParameterError("no trial given", fix="give one CSV per single-axis trial")
-    return fit_trials([read_trial(p) for p in paths], profile, holdout, progress)
+    return fit_trials([read_trial(p, wrench_topic, state_topic) for p in paths], profile,
+                      holdout, progress)
 
 
 def fit_trials(trials: list[Trial], profile: dict, holdout: int = 1,

@@ -19,14 +19,19 @@ from . import calibration as cal
 
 
 def _arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("trials", nargs="+", type=Path, metavar="TRIAL.csv",
-                   help="single-axis trials (CSV: t, tau_X..tau_N, u..r)")
+    p.add_argument("trials", nargs="+", type=Path, metavar="TRIAL.csv|TRIAL.mcap",
+                   help="single-axis trials (CSV: t, tau_X..tau_N, u..r; or moonpool "
+                        "recordings)")
     p.add_argument("--profile", type=Path, required=True, metavar="P.toml",
                    help="the vehicle profile (rigid-body terms, starting values)")
     p.add_argument("--out", type=Path, required=True, metavar="FITTED.toml",
                    help="where to write the fitted profile")
     p.add_argument("--holdout", type=int, default=1, metavar="N",
                    help="held-out trials per axis for the replay NRMSE (default 1)")
+    p.add_argument("--wrench-topic", default=cal.WRENCH_TOPIC, metavar="TOPIC",
+                   help=f"MCAP trials: the applied wrench (default {cal.WRENCH_TOPIC})")
+    p.add_argument("--state-topic", default=cal.STATE_TOPIC, metavar="TOPIC",
+                   help=f"MCAP trials: the body velocities (default {cal.STATE_TOPIC})")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -40,7 +45,8 @@ def _run(args: argparse.Namespace) -> int:
                                  "fmus/hydrodynamics/profiles/bluerov2_heavy.toml") from exc
         if args.holdout < 0:
             raise ParameterError("--holdout must be >= 0", fix="give 0, 1, 2 …")
-        res = cal.calibrate(args.trials, profile, args.holdout)
+        res = cal.calibrate(args.trials, profile, args.holdout,
+                            wrench_topic=args.wrench_topic, state_topic=args.state_topic)
     except ParameterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
