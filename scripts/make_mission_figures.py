@@ -4,6 +4,10 @@ its plots, four of which are copied to docs/img/: the 3-D trajectory (INS, truth
 mission's setpoints), the INS error north/east/down, the arm's joints and the suction.
 
     python scripts/make_mission_figures.py
+    python scripts/make_mission_figures.py --dive RUN   # RUN: a finished run of rigs/hadal.toml
+
+With ``--dive`` it copies the whole dive's trajectory and INS error plots from RUN/plots
+to docs/img/dive_*.png instead (the dive takes about an hour; it is not re-run here).
 """
 
 from __future__ import annotations
@@ -23,7 +27,24 @@ FIGURES = {
 }
 
 
+DIVE = {
+    "trajectory-ins-truth-and-the-mission-s-setpoints.png": "dive_trajectory.png",
+    "ins-error-north-east-down.png": "dive_ins_error.png",
+}
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--dive":
+        plots = Path(sys.argv[2]) / "plots"
+        for src, dst in DIVE.items():
+            if not (plots / src).is_file():
+                sys.exit(f"error: {plots / src} does not exist; give the folder of a finished "
+                         "run of rigs/hadal.toml (moonpool run rigs/hadal.toml --out RUN)")
+            shutil.copyfile(plots / src, ROOT / "docs/img" / dst)
+            print(f"wrote docs/img/{dst}")
+        return
+    if len(sys.argv) != 1:
+        sys.exit("usage: python scripts/make_mission_figures.py [--dive RUN]")
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "run"
         subprocess.run([sys.executable, "-m", "moonpool.orchestrator.cli", "run",

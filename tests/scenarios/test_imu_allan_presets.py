@@ -24,8 +24,8 @@ tactical presets, gyro and accelerometer (issue 23):
   tactical gyro τ_K = 4.8e7 s: its random walk is not visible in any record a lab would
   take, which this record makes explicit).
 
-Records are 864,000 samples at most, sampled at dt = min(record/864,000, T_c/10) without
-quantization (``imu_allan_records.stationary``). The figures are in docs/sensors.md (imu).
+Records are sampled at dt = min(record/864,000, T_c/10), so 864,000 samples or more (the
+tactical gyro's 64 d at dt = 6 s: 921,600), without quantization (``imu_allan_records.stationary``). The figures are in docs/sensors.md (imu).
 """
 
 from __future__ import annotations
