@@ -258,6 +258,10 @@ class RemoteAdapter(Adapter):
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
+        # A send blocks only when libzmq holds no connection to the component at all:
+        # it dropped it (a reply larger than max_message_bytes, a protocol error) and did
+        # not reconnect. Bounded by the peer timeout, it then fails (ConnectionLost).
+        self.sock.setsockopt(zmq.SNDTIMEO, max(1, int(self.peer_timeout_s * 1000)))
         # A stable identity: after a TCP reconnect the component still knows us
         # as the peer its session is bound to (a fresh one would get BUSY).
         self.sock.setsockopt(zmq.ROUTING_ID, b"moonpool-" + os.urandom(8))
@@ -331,8 +335,24 @@ class RemoteAdapter(Adapter):
         try:
             self.sock.send(data)
         except zmq.ZMQError as exc:
-            raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
+            raise self._send_failed(body, exc) from exc
         return req.request_id
+
+    def _send_failed(self, body: str, exc: zmq.ZMQError) -> ConnectionLost:
+        """ConnectionLost for a send that failed; a send that timed out (zmq.Again) means
+        libzmq holds no connection to the component: it dropped it."""
+        self.failed = True
+        if isinstance(exc, zmq.Again):
+            return ConnectionLost(
+                f"cannot send {body}: the connection to {self.endpoint} was dropped and did "
+                f"not come back within {self.peer_timeout_s:g} s (peer_timeout). libzmq drops "
+                f"a connection when the component sends a frame larger than "
+                f"run.max_message_bytes ({self.max_message_bytes} bytes), e.g. a large reply, "
+                "or on a protocol error",
+                component=self.name,
+                fix="if the component's outputs can be that large, raise run.max_message_bytes "
+                    "in the rig; otherwise check the component and the network")
+        return ConnectionLost(f"cannot send {body}: {exc}", component=self.name)
 
     def _call(
         self, body: str, payload: Any, timeout_s: float, instance: str = ""
@@ -370,7 +390,7 @@ class RemoteAdapter(Adapter):
             else:
                 self.sock.send(envelope)
         except zmq.ZMQError as exc:
-            raise ConnectionLost(f"cannot send {body}: {exc}", component=self.name) from exc
+            raise self._send_failed(body, exc) from exc
         now = time.monotonic()
         self._in_flight = (rid, body, now, now + timeout_s)
 

@@ -289,3 +289,40 @@ def test_an_unparseable_output_fails_the_run_naming_its_sender(tmp_path, body):
     assert "output 'out' that is not a valid moonpool.v1.Signals" in s["error"], s["error"]
     recorded = [m.payload for m in read_recording(tmp_path / "out" / "recording.mcap")]
     assert b"\xff\xff\xff" not in recorded
+
+
+BIG_REPLY_RIG = """
+[run]
+until = "1s"
+plots = false
+max_message_bytes = 20000
+peer_timeout = "2s"
+[components.far]
+run = "remote"
+endpoint = "{endpoint}"
+rate_hz = 10
+[components.far.parameters]
+at_step = 3
+size_bytes = 100000
+"""
+
+
+def test_a_reply_larger_than_max_message_bytes_fails_the_run_naming_the_component(tmp_path):
+    """A served component answers a step with a 100 kB frame, the orchestrator accepts
+    20 kB: libzmq drops the connection (and does not reconnect). The run used to hang in
+    the next send (a heartbeat) for ever, a second Ctrl-C ending it with the user
+    blamed; now the send fails after the peer timeout, the run fails naming the
+    component and the limit, and the summary and recording are kept."""
+    from faulty import BigReply
+    from moonpool.orchestrator.recording import read_recording
+
+    t0 = time.monotonic()
+    with serving(BigReply) as server:
+        s = run_against(server, BIG_REPLY_RIG, tmp_path)
+    assert time.monotonic() - t0 < 60  # (a hang is the failure: not a speed figure)
+    assert s["status"] == "failed" and s["failed_component"] == "far", s
+    assert "was dropped and did not come back within 2 s" in s["error"], s["error"]
+    assert "run.max_message_bytes (20000 bytes)" in s["error"]
+    assert "raise run.max_message_bytes" in s["error"]
+    assert (tmp_path / "out" / "summary.json").exists()
+    assert sum(1 for _ in read_recording(tmp_path / "out" / "recording.mcap")) >= 3

@@ -130,3 +130,21 @@ class FinishesFailed(_Counter):
 
     def terminate(self):
         return {"steps": float(self.k)} if hasattr(self, "k") else None
+
+
+class BigReply(_Counter):
+    """Answers step ``at_step`` with a message of ``size_bytes`` (a reply larger than the
+    orchestrator's max_message_bytes: libzmq drops the connection)."""
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters(_Counter.Parameters):
+        size_bytes: int = param(100_000, "size of the large reply's signal names", unit="B")
+
+    def step(self, t_ns, dt_ns, inputs):
+        out = super().step(t_ns, dt_ns, inputs)
+        if self.k - 1 == self.p.at_step:
+            out["count"].signals.add(name="x" * self.p.size_bytes, value=0.0)
+        return out
+
+    def misbehave(self):
+        pass
