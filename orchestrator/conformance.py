@@ -69,6 +69,11 @@ class Probe:
         self.sock = ctx.socket(zmq.DEALER)
         self.sock.linger = 0
         self.sock.setsockopt(zmq.ROUTING_ID, b"moonpool-" + os.urandom(8))
+        # As the orchestrator's sockets: no frame above the protocol's limit is read
+        # (a component under test cannot make the tester hold memory), and no send
+        # waits for ever on a connection libzmq dropped.
+        self.sock.setsockopt(zmq.MAXMSGSIZE, wire.DEFAULT_MAX_MESSAGE_BYTES)
+        self.sock.setsockopt(zmq.SNDTIMEO, max(1, int(timeout_s * 1000)))
         self.sock.connect(endpoint)
         self.timeout_ms = int(timeout_s * 1000)
         self.next_id = 1
@@ -77,7 +82,10 @@ class Probe:
 
     def raw(self, frames: list[bytes]) -> list[bytes]:
         """Send frames, return the reply's frames (NoAnswer after the timeout)."""
-        self.sock.send_multipart(frames)
+        try:
+            self.sock.send_multipart(frames)
+        except zmq.Again as exc:  # libzmq holds no connection to the component
+            raise NoAnswer from exc
         if not self.sock.poll(self.timeout_ms):
             raise NoAnswer
         return self.sock.recv_multipart()
