@@ -25,6 +25,8 @@ skipped.
 
 from __future__ import annotations
 
+from array import array
+
 import logging
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -104,15 +106,17 @@ def flatten(msg: Message, prefix: str = "") -> Iterable[tuple[str, float, str]]:
 @dataclass
 class _Column:
     kind: str
-    index: list[int] = field(default_factory=list)
-    values: list[float] = field(default_factory=list)
+    # Typed arrays, not lists: 16 bytes a value instead of about 60 (a two-hour dive
+    # records ~10^8 values).
+    index: array = field(default_factory=lambda: array("q"))
+    values: array = field(default_factory=lambda: array("d"))
 
 
 @dataclass
 class _Topic:
     """The numeric content of one topic over time."""
 
-    times_ns: list[int] = field(default_factory=list)
+    times_ns: array = field(default_factory=lambda: array("q"))
     columns: dict[str, _Column] = field(default_factory=dict)
 
     def add(self, t_ns: int, msg: Message) -> None:
@@ -127,12 +131,12 @@ class _Topic:
 
     def arrays(self) -> tuple[np.ndarray, dict[str, tuple[np.ndarray, str]]]:
         """Time in s (sorted) and each column, NaN where a message lacked the field."""
-        t = np.asarray(self.times_ns, dtype=np.int64)
+        t = np.frombuffer(self.times_ns, dtype=np.int64)
         order = np.argsort(t, kind="stable")
         out: dict[str, tuple[np.ndarray, str]] = {}
         for path, col in self.columns.items():
             y = np.full(len(t), np.nan)
-            y[np.asarray(col.index, dtype=np.int64)] = col.values
+            y[np.frombuffer(col.index, dtype=np.int64)] = np.frombuffer(col.values)
             out[path] = (y[order], col.kind)
         return t[order] / 1e9, out
 
