@@ -41,7 +41,7 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..sdk import tomlfile
-from ..sdk.errors import MoonpoolError, ParameterError
+from ..sdk.errors import FitFailed, ParameterError
 from .geometry import thrusters_from_profile
 from .thrusters import DEFAULT_MAX_SPEED_RADPS
 
@@ -65,9 +65,6 @@ def _noise_model(thrust: np.ndarray, abs_resid: np.ndarray) -> np.ndarray:
     floor = 1e-3 * max(float(np.max(thrust)), 1e-12)
     return np.maximum(ab[0], floor) + ab[1] * thrust
 
-
-class FitFailed(MoonpoolError):
-    """A fit that did not converge or is not determined by the samples."""
 
 
 @dataclass(frozen=True)

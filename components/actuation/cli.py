@@ -10,11 +10,10 @@ Call order: ``CALIBRATE_THRUSTERS.add_arguments(parser)``, then
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from ..sdk import tomlfile
-from ..sdk.commands import Command
+from ..sdk.commands import Command, run_fit
 from ..sdk.errors import ParameterError
 from . import calibration as cal
 
@@ -32,33 +31,27 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    return run_fit(lambda: _fit(args))
+
+
+def _fit(args: argparse.Namespace) -> tuple[str, Path, str]:
     try:
-        try:
-            text = args.profile.read_text(encoding="utf-8")
-            profile = tomlfile.loads(text)
-        except (OSError, UnicodeDecodeError, tomlfile.TOMLDecodeError) as exc:
-            raise ParameterError(f"{args.profile}: not a readable TOML profile ({exc})",
-                                 fix="give a file like "
-                                     "fmus/hydrodynamics/profiles/bluerov2_heavy.toml") from exc
-        try:
-            cal.thrusters_from_profile(profile)
-        except ParameterError as exc:
-            raise ParameterError(f"{args.profile}: {exc.message}", fix=exc.fix) from None
-        res = cal.calibrate(args.bollard, profile, args.partial)
-        try:
-            out = cal.write_profile(res, text, ", ".join(p.name for p in args.bollard))
-        except ParameterError as exc:
-            raise ParameterError(f"{args.profile}: {exc.message}", fix=exc.fix) from None
+        text = args.profile.read_text(encoding="utf-8")
+        profile = tomlfile.loads(text)
+    except (OSError, UnicodeDecodeError, tomlfile.TOMLDecodeError) as exc:
+        raise ParameterError(f"{args.profile}: not a readable TOML profile ({exc})",
+                             fix="give a file like "
+                                 "fmus/hydrodynamics/profiles/bluerov2_heavy.toml") from exc
+    try:
+        cal.thrusters_from_profile(profile)
     except ParameterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except cal.FitFailed as exc:
-        print(f"error: calibration failed: {exc}", file=sys.stderr)
-        return 1
-    print(cal.format_report(res))
-    args.out.write_text(out, encoding="utf-8")
-    print(f"fitted profile in {args.out}")
-    return 0
+        raise ParameterError(f"{args.profile}: {exc.message}", fix=exc.fix) from None
+    res = cal.calibrate(args.bollard, profile, args.partial)
+    try:
+        out = cal.write_profile(res, text, ", ".join(p.name for p in args.bollard))
+    except ParameterError as exc:
+        raise ParameterError(f"{args.profile}: {exc.message}", fix=exc.fix) from None
+    return cal.format_report(res), args.out, out
 
 
 CALIBRATE_THRUSTERS = Command("fit each thruster's thrust curve from bollard-pull CSVs",

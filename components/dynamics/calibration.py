@@ -42,14 +42,11 @@ import numpy as np
 from scipy.optimize import least_squares
 
 from ..sdk import tomlfile
-from ..sdk.errors import MoonpoolError, ParameterError
+from ..sdk.errors import FitFailed, MoonpoolError, ParameterError
 
 AXES = ("u", "v", "w", "p", "q", "r")
 THRUST = dict(zip(AXES, ("tau_X", "tau_Y", "tau_Z", "tau_K", "tau_M", "tau_N")))
 
-
-class FitFailed(MoonpoolError):
-    """A fit that did not converge or is not determined by the trials."""
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,9 @@ Exit 0 done, 1 a fit that failed, 2 bad input (message names the file and the fi
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
-from ..sdk.commands import Command
+from ..sdk.commands import Command, run_fit
 from ..sdk import tomlfile
 from ..sdk.errors import ParameterError
 from . import calibration as cal
@@ -35,28 +34,22 @@ def _arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    return run_fit(lambda: _fit(args))
+
+
+def _fit(args: argparse.Namespace) -> tuple[str, Path, str]:
     try:
-        try:
-            text = args.profile.read_text(encoding="utf-8")
-            profile = tomlfile.loads(text)["parameters"]
-        except (OSError, tomlfile.TOMLDecodeError, KeyError) as exc:
-            raise ParameterError(f"{args.profile}: not a readable profile with a [parameters] "
-                                 f"table ({exc})", fix="give a file like "
-                                 "fmus/hydrodynamics/profiles/bluerov2_heavy.toml") from exc
-        if args.holdout < 0:
-            raise ParameterError("--holdout must be >= 0", fix="give 0, 1, 2 …")
-        res = cal.calibrate(args.trials, profile, args.holdout,
-                            wrench_topic=args.wrench_topic, state_topic=args.state_topic)
-    except ParameterError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except cal.FitFailed as exc:
-        print(f"error: calibration failed: {exc}", file=sys.stderr)
-        return 1
-    print(cal.format_report(res))
-    args.out.write_text(cal.write_profile(res, text, args.profile.stem), encoding="utf-8")
-    print(f"fitted profile in {args.out}")
-    return 0
+        text = args.profile.read_text(encoding="utf-8")
+        profile = tomlfile.loads(text)["parameters"]
+    except (OSError, tomlfile.TOMLDecodeError, KeyError) as exc:
+        raise ParameterError(f"{args.profile}: not a readable profile with a [parameters] "
+                             f"table ({exc})", fix="give a file like "
+                             "fmus/hydrodynamics/profiles/bluerov2_heavy.toml") from exc
+    if args.holdout < 0:
+        raise ParameterError("--holdout must be >= 0", fix="give 0, 1, 2 …")
+    res = cal.calibrate(args.trials, profile, args.holdout,
+                        wrench_topic=args.wrench_topic, state_topic=args.state_topic)
+    return cal.format_report(res), args.out, cal.write_profile(res, text, args.profile.stem)
 
 
 CALIBRATE_HYDRO = Command("fit added mass and damping per axis from single-axis trials",

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from .errors import EntryError
+from .errors import EntryError, FitFailed, ParameterError
 from .loading import entry_points
 
 GROUP = "moonpool.commands"
@@ -81,3 +83,22 @@ def registered_commands() -> tuple[dict[str, Command | CommandGroup], list[Entry
             continue
         out[name] = obj
     return out, problems
+
+
+def run_fit(fit: Callable[[], tuple[str, Path, str]]) -> int:
+    """A calibration command's run: ``fit()`` returns (report, out path, out text); its
+    ParameterError (bad input) prints and gives 2, its FitFailed prints and gives 1;
+    otherwise the report is printed and the file written (0). Nothing is written on
+    failure."""
+    try:
+        report, out, text = fit()
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except FitFailed as exc:
+        print(f"error: calibration failed: {exc}", file=sys.stderr)
+        return 1
+    print(report)
+    out.write_text(text, encoding="utf-8")
+    print(f"fitted profile in {out}")
+    return 0

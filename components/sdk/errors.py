@@ -16,13 +16,16 @@ the SDK never imports the orchestrator (docs/architecture.md)::
     │   ├── LifecycleError         a call out of order (Step before Initialize, ...)
     │   ├── StepFailed             the component's own code raised (in any call)
     │   └── ProtocolError          a peer broke the wire protocol (malformed, wrong version)
+    ├── FitFailed                  a calibration fit did not converge or is not determined
+    │                              by its data (``moonpool calibrate …``: exit 1)
     └── SimulationError            the run cannot go on (exit 1)
         ├── StepTimeout            a component did not answer within its timeout
         ├── ComponentCrashed       a component's process died
         ├── ConnectionLost         a remote component stopped answering heartbeats
         ├── DeadlineMissed         real-time mode: a tick overran (overrun policy "abort")
         ├── AuthenticationFailed   a remote endpoint refused our key, or its key was not the expected one
-        └── Interrupted            the user stopped the run (Ctrl-C, SIGTERM)
+        ├── Interrupted            the user stopped the run (Ctrl-C, SIGTERM)
+        └── RecordingFailed        the recording cannot be written (a full disk)
 
 Foreign exceptions (zmq, protobuf, tomllib, importlib) are translated where they
 enter, ``raise StepTimeout(...) from exc``, so callers catch only this tree.
@@ -220,6 +223,11 @@ def error_to_wire(exc: BaseException, component: str) -> _lc.Error:
 
 
 # --------------------------------------------------------- simulation errors
+
+
+class FitFailed(MoonpoolError):
+    """A calibration fit that did not converge or is not determined by its data (the
+    trials, the bollard-pull samples); the message names the file, .fix what to add."""
 
 
 class SimulationError(MoonpoolError):
