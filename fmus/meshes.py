@@ -44,6 +44,9 @@ Meshes shipped (index = the FMU parameter ``mesh``):
    6.65·10⁻³ m² (chord 77.6 mm × span 85.7 mm, 10 mm thick: the split of the area, the
    thickness and the place, mid-chord 0.12 m from the tail's tip, are estimates),
    1 mm clear of the hull.
+7. ``plate``: a flat plate 1 × 1 m, 1 mm thick, in the body x-y plane, all of it
+   lifting (the lift check: a thin plate at angle of attack α carries
+   ½ ρ C_L A ‖u‖² sin 2α normal to the flow).
 
 ``python fmus/meshes.py`` rewrites the OBJ files from the generators below (their
 sources are the figures above); the build reads the files, not the generators.
@@ -116,6 +119,13 @@ def cylinder(radius: float = 1.0, length: float = 2.0, sides: int = 96,
         tris.append((top, b, a))
         tris.append((bot, d, e))
     return tris
+
+
+def plate() -> list[Tri]:
+    """A thin flat plate, 1 x 1 m in the body x-y plane and 1 mm thick (normals +-z),
+    all of it lifting: the closed-form check of the lift (a flat plate at angle of
+    attack a carries 1/2 rho C_L A |u|^2 sin 2a normal to the flow)."""
+    return box((1.0, 1.0, 0.001))
 
 
 def _fin(radial_deg: float, twist_deg: float) -> list[Tri]:
@@ -256,6 +266,7 @@ MESHES = {  # index (FMU parameter mesh) -> (name, generator | [(file, lifting)]
     4: ("lander", [("lander_hull.obj", False), ("lander_fins.obj", True)]),
     5: ("bluerov2_heavy", [("bluerov2_heavy.obj", False)]),
     6: ("remus100", [("remus100_hull.obj", False), ("remus100_fins.obj", True)]),
+    7: ("plate", lambda: (plate(), [1] * 12)),
 }
 
 

@@ -1,8 +1,9 @@
 """The hydrodynamics FMU's mesh backend (backend = 2, issue 23) against closed forms,
 through the real FMU (fmpy, FMI 3 and FMI 2): a sphere's drag from its C_D, a rotating
 cylinder's Magnus force, the volume and centroid of the box and sphere meshes, and with
-drag, lift and Magnus off the same buoyancy and gravity as the Fossen backend; the
-current's vertical shear for the Fossen backends; bad meshes and parameters refused."""
+drag, lift and Magnus off the same buoyancy and gravity as the Fossen backend; a flat
+plate's lift; the current's vertical shear for every backend (the mesh backend per
+face); bad meshes and parameters refused."""
 
 from __future__ import annotations
 
@@ -136,15 +137,63 @@ def test_mesh_hydrostatics_equal_fossen(fmu):
     assert np.allclose(xm, xf, rtol=1e-10, atol=1e-12)
 
 
-def test_current_shear_all_backends(fmu):
+@pytest.mark.parametrize("backend", [0, 1])
+def test_current_shear_fossen_backends(fmu, backend):
     """v_c,n(d) = current_n + current_shear_n d: at rest at 10 m with shear 0.1 1/s the
-    Fossen backend sees a 1 m/s current from the south and its surge damping pushes it
-    north by (D1_u + D2_u) * 1 m/s."""
-    p = dict(backend=0, init_d=10.0, current_shear_n=0.1, D1_u=13.7, D2_u=141.0)
+    Fossen backends (0 calibrated, 1 simplified) see a 1 m/s current from the south
+    and their surge damping pushes them north by (D1_u + D2_u) * 1 m/s."""
+    p = dict(backend=backend, init_d=10.0, current_shear_n=0.1, D1_u=13.7, D2_u=141.0)
     w = evaluate(fmu, p, WRENCH)
     assert w[0] == pytest.approx(13.7 + 141.0, rel=1e-12)
     w0 = evaluate(fmu, dict(p, current_shear_n=0.0), WRENCH)
     assert w0[0] == 0.0
+
+
+def test_current_shear_mesh_backend_per_face(fmu):
+    """The mesh backend takes the current at each face's own depth. A cube of side a
+    (mesh 2, two triangles per face) at rest with its centre at d0 in the current
+    v_e(d) = U0 + s (d - d0), pressure drag only: only the west face (normal -y)
+    advances into the water; its triangles' centroids lie a/6 above and below the
+    centre, so
+
+        Y = 1/2 rho C_p (a^2/2) [(U0 - s a/6)^2 + (U0 + s a/6)^2] = 1/2 rho C_p a^2 (U0^2 + e^2),
+        K = -sum c_z Y_i = -rho C_p a^3 U0 e / 6,        e = s a / 6,
+
+    the faster water below rolling the cube (uniform current: no moment)."""
+    a, U0, s, d0, cp, rho = 0.8, 0.5, 0.3, 20.0, 1.1, 1025.0
+    p = still_water(mesh=2, mesh_scale=a, init_d=d0, mesh_cp=cp, current_e=U0 - s * d0,
+                    current_shear_e=s)
+    w = evaluate(fmu, p, WRENCH)
+    e = s * a / 6
+    assert w[1] == pytest.approx(0.5 * rho * cp * a * a * (U0 * U0 + e * e), rel=1e-12)
+    assert w[3] == pytest.approx(-rho * cp * a**3 * U0 * e / 6, rel=1e-9)
+    uniform = evaluate(fmu, dict(p, current_e=U0, current_shear_e=0.0), WRENCH)
+    assert uniform[1] == pytest.approx(0.5 * rho * cp * a * a * U0 * U0, rel=1e-12)
+    assert abs(uniform[3]) < 1e-12 * uniform[1]
+
+
+@pytest.mark.parametrize("alpha_deg", [0.0, 10.0, 30.0, 45.0, 70.0])
+def test_flat_plate_lift(fmu, alpha_deg):
+    """A thin flat plate at angle of attack a carries the lift 1/2 rho C_L A |u|^2 sin 2a
+    normal to the flow, pointing from its pressure side. The plate (mesh 7: 1 x 1 m,
+    1 mm thick, normals +-z) moves with u = U (cos a, 0, sin a): its lower face
+    (n = +z) advances into the water (u_n = U sin a), and so does its 1 mm leading edge
+    (n = +x, u_n = U cos a), whose lift is the same magnitude per area and opposite;
+    the other faces trail or slide. So, with drag and friction off,
+
+        F = 1/2 rho C_L U^2 sin 2a (A - A_edge) (sin a, 0, -cos a),  A = 1, A_edge = 0.001."""
+    U, cl, rho = 1.3, 0.9, 1025.0
+    a = math.radians(alpha_deg)
+    w = evaluate(fmu, still_water(mesh=7, init_u=U * math.cos(a), init_w=U * math.sin(a),
+                                  mesh_cl=cl), WRENCH)
+    lift = 0.5 * rho * cl * U * U * math.sin(2 * a) * (1.0 - 0.001)
+    expected = lift * np.array([math.sin(a), 0.0, -math.cos(a)])
+    scale = 0.5 * rho * cl * U * U
+    assert np.allclose(w[:3], expected, rtol=1e-12, atol=1e-12 * scale)
+    # normal to the flow, whatever the angle
+    assert abs(w[0] * math.cos(a) + w[2] * math.sin(a)) < 1e-12 * scale
+    if alpha_deg == 0.0:
+        assert np.allclose(w[:3], 0.0, atol=1e-12 * scale)
 
 
 @pytest.mark.parametrize("bad, words", [
