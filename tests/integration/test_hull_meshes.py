@@ -125,3 +125,27 @@ def test_mesh_profiles_state_their_mesh():
         if name == "remus100_mesh":
             p = prof["parameters"]
             assert p["mass"] == pytest.approx(p["rho_surface"] * V, rel=1e-3)
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary", "ascii"])
+def test_an_stl_hull_reads_as_its_obj(tmp_path, binary):
+    """A hull given as STL (binary or ASCII; what CAD tools export) reads as the same
+    triangles as the OBJ it was exported from, to STL's float32; and an STL with a hole
+    or reversed normals is refused like an OBJ, naming the file and the fix."""
+    import trimesh
+
+    obj = MESH_DIR / "remus100_fins.obj"
+    tris = read_hull(obj)
+    mesh = trimesh.Trimesh(tris.reshape(-1, 3), np.arange(3 * len(tris)).reshape(-1, 3),
+                           process=False)
+    stl = tmp_path / "fins.stl"
+    mesh.export(stl, file_type="stl" if binary else "stl_ascii")
+    got = read_hull(stl)
+    assert got.shape == tris.shape
+    assert np.allclose(got, tris.astype(np.float32), rtol=0, atol=1e-7)
+    for name, bad in (("holed.stl", tris[:-1]), ("flipped.stl", tris[:, ::-1])):
+        trimesh.Trimesh(bad.reshape(-1, 3), np.arange(3 * len(bad)).reshape(-1, 3),
+                        process=False).export(tmp_path / name, file_type="stl")
+        with pytest.raises(ParameterError) as err:
+            read_hull(tmp_path / name)
+        assert name in err.value.message and err.value.fix
