@@ -5,11 +5,16 @@ Input ``state`` (the true VehicleState); output ``image``: an ``ImageHeader`` wi
 pixels attached as a raw frame (mono8, row-major, ``step_bytes = width``), stamped with
 the step time. Before a state arrives it shows the empty pool. Noise of frame k is
 drawn from a Philox generator keyed by (seed, instance name, "image") at counter
-(0, k, 0, 0): the same frames in any process.
+(0, k, 0, 0): the same frames in any process. That noise (the gain's jitter and the
+exposed plain floor, ``Renderer.frame_noise``) does not depend on the vehicle, so a
+worker thread makes frame k + 1's while the rig steps on (NumPy releases the GIL for
+it), and frame k's own while the tags are traced if it was not made ahead: the same
+bits, on the machine's other core.
 """
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,6 +125,8 @@ class OverheadCamera(Component):
     def initialize(self, start_time_ns: int):
         self.k = 0
         self.key = channel_key(self.seed, self.name, "image")
+        self._worker = ThreadPoolExecutor(1, thread_name_prefix=f"{self.name}-noise")
+        self._ahead: tuple[int, Future] | None = None  # (frame index, its frame_noise)
         # Warm up: the first render allocates its buffers; do it now, not in the first
         # step (real-time runs). A throwaway generator: frames are keyed by their index,
         # so this changes none of them.
@@ -137,14 +144,34 @@ class OverheadCamera(Component):
         d = b - a
         return (float(d[0]), float(d[1])) if np.all(np.isfinite(d)) else (0.0, 0.0)
 
+    def _rng(self, k: int) -> np.random.Generator:
+        return np.random.Generator(np.random.Philox(key=self.key,
+                                                    counter=np.array([0, k, 0, 0], np.uint64)))
+
+    def _frame_noise(self, k: int):
+        return self.renderer.frame_noise(self._rng(k))
+
     def render_frame(self, k: int, t_ns: int, state) -> np.ndarray:
-        rng = np.random.Generator(np.random.Philox(key=self.key,
-                                                   counter=np.array([0, k, 0, 0], np.uint64)))
+        worker = getattr(self, "_worker", None)
+        if worker is None:  # not initialized (render_frame called directly): all inline
+            rng = self._rng(k)
+            noise = None
+        else:
+            rng = None
+            ahead, self._ahead = self._ahead, None
+            pending = ahead[1] if ahead is not None and ahead[0] == k else \
+                worker.submit(self._frame_noise, k)
+        r = self.renderer
         if state is None:
-            return self.renderer.render(None, rng)
-        pose = pose_from_state(state)
-        return self.renderer.render(pose, rng, t_s=t_ns * 1e-9, ripple_seed=self.seed,
-                                    motion_blur_px=self._motion_px(state, pose))
+            rad, boxes = r.radiance(None, return_boxes=True)
+        else:
+            pose = pose_from_state(state)
+            rad, boxes = r.radiance(pose, t_ns * 1e-9, self.seed,
+                                    self._motion_px(state, pose), return_boxes=True)
+        if worker is not None:
+            noise = pending.result()
+            self._ahead = (k + 1, worker.submit(self._frame_noise, k + 1))
+        return r.expose(rad, rng, boxes, noise)
 
     def step(self, t_ns, dt_ns, inputs):
         k, self.k = self.k, self.k + 1
@@ -154,3 +181,11 @@ class OverheadCamera(Component):
                                      encoding="mono8", step_bytes=w,
                                      exposure_s=self.params.exposure_s)
         return {"image": Attached(msg, np.ascontiguousarray(img))}
+
+    def terminate(self):
+        worker = getattr(self, "_worker", None)
+        if worker is not None:
+            worker.shutdown(wait=True, cancel_futures=True)
+            self._worker = None
+            self._ahead = None
+        return None

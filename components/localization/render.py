@@ -495,12 +495,15 @@ class Renderer:
         return FrameNoise(gain, idx, np.take(floor_table, idx))
 
     def expose(self, radiance: np.ndarray, rng: np.random.Generator | None,
-               boxes: list[tuple[int, int, int, int]] | None = None) -> np.ndarray:
+               boxes: list[tuple[int, int, int, int]] | None = None,
+               noise: FrameNoise | None = None) -> np.ndarray:
         """Radiance -> 8-bit image with exposure jitter, shot and read noise.
 
         With ``boxes`` (the regions where the radiance is not the plain floor) the floor
         elsewhere goes through a 65536-entry table (the same noise model, computed once
-        per frame for the floor's level, ``frame_noise``): about 3x faster."""
+        per frame for the floor's level, ``frame_noise``): about 3x faster. ``noise``:
+        this frame's ``frame_noise(rng)`` made beforehand (e.g. by another thread while
+        the radiance was traced); it is consumed (the image is drawn into its floor)."""
         if boxes is None:
             o = self.options
             gain = 255.0 * o.exposure
@@ -509,7 +512,8 @@ class Renderer:
             noisy = rng is not None and (o.read_noise_dn > 0 or o.shot_noise_dn > 0)
             z = standard_normals(rng, radiance.shape) if noisy else None
             return self._to_dn(radiance, z, gain)
-        noise = self.frame_noise(rng)
+        if noise is None:
+            noise = self.frame_noise(rng)
         out = noise.floor
         for u0, v0, u1, v1 in boxes:
             box = (slice(v0, v1 + 1), slice(u0, u1 + 1))
@@ -519,10 +523,12 @@ class Renderer:
 
     def render(self, pose: Pose | None, rng: np.random.Generator | None = None, t_s: float = 0.0,
                ripple_seed: int = 0,
-               motion_blur_px: tuple[float, float] | None = None) -> np.ndarray:
-        """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle)."""
+               motion_blur_px: tuple[float, float] | None = None,
+               noise: FrameNoise | None = None) -> np.ndarray:
+        """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle);
+        ``noise``: as in ``expose``."""
         rad, boxes = self.radiance(pose, t_s, ripple_seed, motion_blur_px, return_boxes=True)
-        return self.expose(rad, rng, boxes)
+        return self.expose(rad, rng, boxes, noise)
 
 
 def motion_kernel(du: float, dv: float) -> np.ndarray:

@@ -160,3 +160,32 @@ def test_camera_frames_of_a_drifting_vehicle_are_the_former_renderers():
         got = np.frombuffer(memoryview(out.attachment).cast("B"), np.uint8).reshape(720, 1280)
         assert np.array_equal(got, want), k
     cam.terminate()
+
+
+def test_frame_noise_made_ahead_is_the_frames_own_and_the_worker_ends():
+    """The camera makes frame k + 1's noise on a worker thread while the rig steps on:
+    a frame rendered with it equals the same frame rendered all inline (the component
+    before ``initialize``, which has no worker), also when a step skips the frame made
+    ahead; ``terminate`` ends the thread."""
+    import threading
+
+    cam = pool_camera(5)
+    camera = cam.component
+    inline = OverheadCamera()
+    inline.name, inline.seed = "camera", 5
+    inline.configure(camera.params)
+    inline.key = camera.key
+    for k, (_what, pose) in enumerate(POSES[:4]):
+        t_ns = (k * 10**9 + 15) // 30
+        s = state_of(pose)
+        (out,) = cam.step(t_ns, 33_333_333, {"state": s})
+        assert camera._ahead is not None and camera._ahead[0] == k + 1
+        got = np.frombuffer(memoryview(out.attachment).cast("B"), np.uint8).reshape(720, 1280)
+        assert np.array_equal(got, inline.render_frame(k, t_ns, s)), k
+    camera.k = 7  # the frame made ahead (4) is not the one rendered: made inline then
+    (out,) = cam.step(7 * 10**9 // 30, 33_333_333, {"state": state_of(POSES[0][1])})
+    got = np.frombuffer(memoryview(out.attachment).cast("B"), np.uint8).reshape(720, 1280)
+    assert np.array_equal(got, inline.render_frame(7, 7 * 10**9 // 30, state_of(POSES[0][1])))
+    assert any(t.name.startswith("camera-noise") for t in threading.enumerate())
+    cam.terminate()
+    assert not any(t.name.startswith("camera-noise") for t in threading.enumerate())
