@@ -150,7 +150,7 @@ def _vars():
          "vertical shear of the east current: v_c,e(d) = current_e + current_shear_e * d"),
         ("mesh", "Int32", P, FIX, 0, None, "p.mesh",
          "mesh backend: built-in hull mesh (1 sphere, 2 box, 3 cylinder, 4 lander, "
-         "5 bluerov2_heavy, 6 remus100)"),
+         "5 bluerov2_heavy, 6 remus100, 7 plate)"),
         ("mesh_scale", "Float64", P, FIX, 1.0, "m", "p.mesh_scale",
          "mesh backend: metres per mesh unit"),
         ("mesh_cp", "Float64", P, TUN, 1.0, None, "p.mesh_cp",
@@ -188,11 +188,27 @@ def _vars():
     for k in range(WATER_KNOTS):
         v.append((f"water_rho_{k}", "Float64", P, FIX, 0.0, "kg/m3", f"p.water_rho[{k}]",
                   f"tabulated water column: in-situ density at knot {k}"))
+    # Appended: a tabulated current profile (an ADCP's, a model's), added to current_n/e
+    # and the linear shear, all backends (docs/hydrodynamics.md); 0 knots: none.
+    v.append(("current_points", "Int32", P, FIX, 0, None, "p.current_points",
+              f"tabulated current profile: number of (depth, north, east) knots, 0 or "
+              f"2..{CURRENT_KNOTS} (0: none)"))
+    for k in range(CURRENT_KNOTS):
+        v.append((f"current_depth_{k}", "Float64", P, FIX, 0.0, "m", f"p.current_depth[{k}]",
+                  f"tabulated current profile: depth of knot {k} (increasing)"))
+    for k in range(CURRENT_KNOTS):
+        v.append((f"current_profile_n_{k}", "Float64", P, FIX, 0.0, "m/s", f"p.current_tn[{k}]",
+                  f"tabulated current profile: north current added at knot {k}"))
+    for k in range(CURRENT_KNOTS):
+        v.append((f"current_profile_e_{k}", "Float64", P, FIX, 0.0, "m/s", f"p.current_te[{k}]",
+                  f"tabulated current profile: east current added at knot {k}"))
     return v
 
 
 WATER_KNOTS = 32
 """Knots of the tabulated water column (HYDRO_WATER_KNOTS in model.h)."""
+CURRENT_KNOTS = 32
+"""Knots of the tabulated current profile (HYDRO_CURRENT_KNOTS in model.h)."""
 
 
 VARIABLES = _vars()

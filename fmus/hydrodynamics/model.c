@@ -128,6 +128,26 @@ int hydro_validate(const HydroParams *p, char *msg, size_t len)
                            "of a tabulated water column", p->water_points, HYDRO_WATER_KNOTS);
         return -1;
     }
+    if (p->current_points != 0 && (p->current_points < 2 || p->current_points > HYDRO_CURRENT_KNOTS)) {
+        snprintf(msg, len, "invalid parameter current_points = %d: 0 (no profile) or 2..%d knots "
+                           "of a tabulated current profile", p->current_points, HYDRO_CURRENT_KNOTS);
+        return -1;
+    }
+    for (int k = 0; k < p->current_points; k++) {
+        char name[32];
+        if (!isfinite(p->current_depth[k]) || p->current_depth[k] < 0 || (k > 0 && !(p->current_depth[k] > p->current_depth[k - 1]))) {
+            snprintf(name, sizeof name, "current_depth_%d", k);
+            return bad(msg, len, name, "must be finite, >= 0 and greater than the knot before", p->current_depth[k]);
+        }
+        if (!isfinite(p->current_tn[k])) {
+            snprintf(name, sizeof name, "current_profile_n_%d", k);
+            return bad(msg, len, name, "must be finite", p->current_tn[k]);
+        }
+        if (!isfinite(p->current_te[k])) {
+            snprintf(name, sizeof name, "current_profile_e_%d", k);
+            return bad(msg, len, name, "must be finite", p->current_te[k]);
+        }
+    }
     for (int k = 0; k < p->water_points; k++) {
         char name[32];
         if (!isfinite(p->water_depth[k]) || p->water_depth[k] < 0 || (k > 0 && !(p->water_depth[k] > p->water_depth[k - 1]))) {
@@ -343,6 +363,41 @@ void hydro_current_at(const HydroParams *p, const double current[3], double d, d
     out[2] = current[2];
     if (p->shear[0] != 0.0) out[0] += p->shear[0] * d;
     if (p->shear[1] != 0.0) out[1] += p->shear[1] * d;
+    const int n = p->current_points;
+    if (n >= 2) {
+        const double *z = p->current_depth;
+        if (d <= z[0]) {
+            out[0] += p->current_tn[0];
+            out[1] += p->current_te[0];
+            return;
+        }
+        for (int k = 1; k < n; k++) {
+            if (d <= z[k]) {
+                const double f = (d - z[k - 1]) / (z[k] - z[k - 1]);
+                out[0] += p->current_tn[k - 1] + (p->current_tn[k] - p->current_tn[k - 1]) * f;
+                out[1] += p->current_te[k - 1] + (p->current_te[k] - p->current_te[k - 1]) * f;
+                return;
+            }
+        }
+        out[0] += p->current_tn[n - 1];
+        out[1] += p->current_te[n - 1];
+    }
+}
+
+void hydro_current_slope(const HydroParams *p, double d, double out[2])
+{
+    out[0] = p->shear[0];
+    out[1] = p->shear[1];
+    const int n = p->current_points;
+    if (n < 2) return;
+    const double *z = p->current_depth;
+    for (int k = 1; k < n; k++) {
+        if (d > z[k - 1] && d <= z[k]) {
+            out[0] += (p->current_tn[k] - p->current_tn[k - 1]) / (z[k] - z[k - 1]);
+            out[1] += (p->current_te[k] - p->current_te[k - 1]) / (z[k] - z[k - 1]);
+            return;
+        }
+    }
 }
 
 /* ---- forces -------------------------------------------------------------- */
@@ -517,7 +572,9 @@ static void derivatives(const HydroModel *m, const HydroInputs *in, const double
          * constant in NED but sheared in depth d/dt(R^T v_c) = -nu2 x (R^T v_c) + R^T
          * (s_n d_dot, s_e d_dot, 0). So M nu_dot = rhs + M_A [d/dt(R^T v_c); 0]. Without
          * it a body spinning in a current feels a spurious lateral force A nu2 x v_c. */
-        double wv[3], dvn[3] = {p->shear[0] * xdot[2], p->shear[1] * xdot[2], 0.0}, dvb[3];
+        double slope[2];
+        hydro_current_slope(p, x[2], slope);
+        double wv[3], dvn[3] = {slope[0] * xdot[2], slope[1] * xdot[2], 0.0}, dvb[3];
         cross(nu + 3, vc_b, wv);
         mul_RT(R, dvn, dvb);
         for (int i = 0; i < 3; i++) rhs[i] += m->MA[i] * (dvb[i] - wv[i]);

@@ -25,6 +25,7 @@
 
 enum { HYDRO_BACKEND_CALIBRATED = 0, HYDRO_BACKEND_SIMPLIFIED = 1, HYDRO_BACKEND_MESH = 2 };
 #define HYDRO_WATER_KNOTS 32     /* knots of the tabulated water column (build_fmus.py) */
+#define HYDRO_CURRENT_KNOTS 32   /* knots of the tabulated current profile (build_fmus.py) */
 
 typedef struct {
     double mass;                 /* m [kg] */
@@ -60,6 +61,10 @@ typedef struct {
     int water_points;            /* tabulated water column: knots (0: the pycnocline) */
     double water_depth[HYDRO_WATER_KNOTS]; /* its depths [m], increasing */
     double water_rho[HYDRO_WATER_KNOTS];   /* its in-situ densities [kg/m^3] */
+    int current_points;          /* tabulated current profile: knots (0: none) */
+    double current_depth[HYDRO_CURRENT_KNOTS]; /* its depths [m], increasing */
+    double current_tn[HYDRO_CURRENT_KNOTS];    /* north current added at each knot [m/s] */
+    double current_te[HYDRO_CURRENT_KNOTS];    /* east current added at each knot [m/s] */
 } HydroParams;
 
 typedef struct {
@@ -106,8 +111,13 @@ void hydro_update_accelerations(HydroModel *m, const HydroInputs *in);
 /* Rate [1/s] of the quaternion-norm stabilisation in m->xdot. */
 #define HYDRO_QUAT_STABILISATION 1.0
 
-/* Ocean current (NED) [m/s] at depth d: the input plus the linear shear. */
+/* Ocean current (NED) [m/s] at depth d: the input plus the linear shear plus the
+ * tabulated profile (linear between its knots, held beyond them). */
 void hydro_current_at(const HydroParams *p, const double current[3], double d, double out[3]);
+
+/* d(v_c n, e)/d(depth) [1/s] at depth d: the linear shear plus the profile's slope
+ * there (0 beyond its knots). */
+void hydro_current_slope(const HydroParams *p, double d, double out[2]);
 
 /* Local water density [kg/m^3] and displaced volume [m^3] at depth d [m]. */
 double hydro_density(const HydroParams *p, double d);

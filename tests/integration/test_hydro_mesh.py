@@ -172,6 +172,70 @@ def test_current_shear_mesh_backend_per_face(fmu):
     assert abs(uniform[3]) < 1e-12 * uniform[1]
 
 
+def profile(depths, north=None, east=None):
+    """FMU parameters of a tabulated current profile (knots at ``depths``)."""
+    p = {"current_points": len(depths)}
+    for k, d in enumerate(depths):
+        p[f"current_depth_{k}"] = d
+        if north is not None:
+            p[f"current_profile_n_{k}"] = north[k]
+        if east is not None:
+            p[f"current_profile_e_{k}"] = east[k]
+    return p
+
+
+@pytest.mark.parametrize("backend", [0, 1])
+@pytest.mark.parametrize("depth, current", [
+    (5.0, 0.2),                       # above the first knot: its value held
+    (25.0, 0.4 + 0.6 * 5.0 / 20.0),   # between knots: linear
+    (40.0, 1.0),                      # on a knot
+    (75.0, 1.0)])                     # below the last knot: its value held
+def test_current_profile_fossen_backends(fmu, backend, depth, current):
+    """A tabulated current profile (knots at 10, 20, 40 m: 0.2, 0.4, 1.0 m/s north),
+    linear between its knots and held beyond them, added to current_n: at rest at
+    ``depth`` the Fossen backends' surge damping pushes north by (D1_u + D2_u |u|) u
+    with u the current there."""
+    p = dict(backend=backend, init_d=depth, D1_u=13.7, D2_u=141.0, current_n=0.05,
+             **profile([10.0, 20.0, 40.0], north=[0.2, 0.4, 1.0]))
+    w = evaluate(fmu, p, WRENCH)
+    u = 0.05 + current
+    assert w[0] == pytest.approx((13.7 + 141.0 * u) * u, rel=1e-12)
+    assert abs(w[1]) < 1e-12 * w[0]
+
+
+def test_current_profile_mesh_backend_equals_the_linear_shear(fmu):
+    """A profile whose knots lie on a line gives the mesh backend, face by face, the
+    wrench of the linear shear it tabulates (the cube of the shear test)."""
+    a, U0, s, d0, cp = 0.8, 0.5, 0.3, 20.0, 1.1
+    base = still_water(mesh=2, mesh_scale=a, init_d=d0, mesh_cp=cp)
+    sheared = evaluate(fmu, dict(base, current_e=U0 - s * d0, current_shear_e=s), WRENCH)
+    knots = [d0 - 1.0, d0 + 1.0]
+    tabled = evaluate(fmu, dict(base, **profile(knots, east=[U0 - s, U0 + s])), WRENCH)
+    assert np.allclose(tabled, sheared, rtol=1e-12, atol=1e-12 * abs(sheared[1]))
+    assert tabled[3] != 0.0  # the faster water below still rolls it
+
+
+@pytest.mark.parametrize("bad, words", [
+    (profile([5.0]), "invalid parameter current_points = 1"),
+    (profile([5.0, 5.0]), "current_depth_1"),
+    (profile([-1.0, 5.0]), "current_depth_0"),
+    ({**profile([1.0, 5.0]), "current_profile_e_1": float("nan")}, "current_profile_e_1")])
+def test_bad_current_profiles_are_refused(tmp_path, bad, words):
+    """Each refused at initialization, the FMU's log naming the parameter in the run's
+    error (what a user sees)."""
+    from moonpool.orchestrator.rigfile import load_and_check
+    from moonpool.orchestrator.run import run_rig
+
+    values = ", ".join(f"{k} = {v}" for k, v in bad.items())
+    rig = load_and_check(ROOT / "rigs" / "hydro_fmu.toml",
+                         ["run.plots=false", "run.record=false",
+                          f"components.vehicle.parameters.start_values={{ {values} }}"],
+                         until_s=0.1)
+    result = run_rig(rig, tmp_path / "run")
+    assert not result.ok
+    assert words in result.summary["error"], result.summary["error"]
+
+
 @pytest.mark.parametrize("alpha_deg", [0.0, 10.0, 30.0, 45.0, 70.0])
 def test_flat_plate_lift(fmu, alpha_deg):
     """A thin flat plate at angle of attack a carries the lift 1/2 rho C_L A |u|^2 sin 2a
