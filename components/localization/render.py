@@ -406,24 +406,43 @@ class Renderer:
         return out
 
     def _ripple(self, S, d, waves, t_s):
-        wz = self.camera.water_z
-        x, y = S[..., 0], S[..., 1]
+        """The rippled surface point and refracted direction of each corner (one
+        fixed-point step from the flat water along the air ray, then vector Snell about
+        the local normal). Written per component on contiguous planes: the same
+        operations, in the same order, as the (..., 3) form (``np.linalg.norm`` and
+        ``refract``'s sum over three terms add left to right), so the same bits, without
+        reductions over a length-3 axis."""
+        x, y = np.ascontiguousarray(S[..., 0]), np.ascontiguousarray(S[..., 1])
         h = np.zeros_like(x)
         for A, kx, ky, w, ph in waves:
             h += A * np.sin(kx * x + ky * y - w * t_s + ph)
-        # One fixed-point step onto the rippled surface along the air ray.
-        S = S + (h / d[..., 2])[..., None] * d
-        x, y = S[..., 0], S[..., 1]
+        dx, dy, dz = (np.ascontiguousarray(d[..., i]) for i in range(3))
+        s = h / dz
+        S0, S = S, np.empty(S.shape)
+        S[..., 0] = x = x + s * dx
+        S[..., 1] = y = y + s * dy
+        S[..., 2] = S0[..., 2] + s * dz
         hx = np.zeros_like(x)
         hy = np.zeros_like(x)
         for A, kx, ky, w, ph in waves:
             c = A * np.cos(kx * x + ky * y - w * t_s + ph)
             hx += kx * c
             hy += ky * c
-        n = np.stack([hx, hy, -np.ones_like(hx)], axis=-1)
-        n /= np.linalg.norm(n, axis=-1, keepdims=True)
-        t = refract(d, n, self.camera.n_air / self.camera.n_water)
-        _ = wz
+        # n = (hx, hy, -1) / |(hx, hy, -1)|, |.| = sqrt((hx^2 + hy^2) + 1)
+        norm = np.sqrt(hx * hx + hy * hy + 1.0)
+        nx, ny, nz = hx / norm, hy / norm, -1.0 / norm
+        # refract(d, n, eta): cos_i = -(n . d), k = 1 - eta^2 (1 - cos_i^2),
+        # t = eta d + (eta cos_i - sqrt(k)) n
+        eta = self.camera.n_air / self.camera.n_water
+        cos_i = -(nx * dx + ny * dy + nz * dz)
+        k = 1.0 - eta * eta * (1.0 - cos_i * cos_i)
+        with np.errstate(invalid="ignore"):
+            root = np.sqrt(k)
+        g = eta * cos_i - root
+        t = np.empty(S.shape)
+        t[..., 0] = eta * dx + g * nx
+        t[..., 1] = eta * dy + g * ny
+        t[..., 2] = eta * dz + g * nz
         return S, t
 
     # -- images --------------------------------------------------------------------
