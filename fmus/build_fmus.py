@@ -182,26 +182,21 @@ def _vars():
     v.append(("water_points", "Int32", P, FIX, 0, None, "p.water_points",
               f"tabulated water column: number of (depth, density) knots, 0 or 2..{WATER_KNOTS} "
               "(0: rho_surface and the pycnocline)"))
-    for k in range(WATER_KNOTS):
-        v.append((f"water_depth_{k}", "Float64", P, FIX, 0.0, "m", f"p.water_depth[{k}]",
-                  f"tabulated water column: depth of knot {k} (increasing)"))
-    for k in range(WATER_KNOTS):
-        v.append((f"water_rho_{k}", "Float64", P, FIX, 0.0, "kg/m3", f"p.water_rho[{k}]",
-                  f"tabulated water column: in-situ density at knot {k}"))
+    v += _knots("water_depth_{k}", "p.water_depth[{k}]", "m", WATER_KNOTS,
+                "tabulated water column: depth of knot {k} (increasing)")
+    v += _knots("water_rho_{k}", "p.water_rho[{k}]", "kg/m3", WATER_KNOTS,
+                "tabulated water column: in-situ density at knot {k}")
     # Appended: a tabulated current profile (an ADCP's, a model's), added to current_n/e
     # and the linear shear, all backends (docs/hydrodynamics.md); 0 knots: none.
     v.append(("current_points", "Int32", P, FIX, 0, None, "p.current_points",
               f"tabulated current profile: number of (depth, north, east) knots, 0 or "
               f"2..{CURRENT_KNOTS} (0: none)"))
-    for k in range(CURRENT_KNOTS):
-        v.append((f"current_depth_{k}", "Float64", P, FIX, 0.0, "m", f"p.current_depth[{k}]",
-                  f"tabulated current profile: depth of knot {k} (increasing)"))
-    for k in range(CURRENT_KNOTS):
-        v.append((f"current_profile_n_{k}", "Float64", P, FIX, 0.0, "m/s", f"p.current_tn[{k}]",
-                  f"tabulated current profile: north current added at knot {k}"))
-    for k in range(CURRENT_KNOTS):
-        v.append((f"current_profile_e_{k}", "Float64", P, FIX, 0.0, "m/s", f"p.current_te[{k}]",
-                  f"tabulated current profile: east current added at knot {k}"))
+    v += _knots("current_depth_{k}", "p.current_depth[{k}]", "m", CURRENT_KNOTS,
+                "tabulated current profile: depth of knot {k} (increasing)")
+    v += _knots("current_profile_n_{k}", "p.current_tn[{k}]", "m/s", CURRENT_KNOTS,
+                "tabulated current profile: north current added at knot {k}")
+    v += _knots("current_profile_e_{k}", "p.current_te[{k}]", "m/s", CURRENT_KNOTS,
+                "tabulated current profile: east current added at knot {k}")
     return v
 
 
@@ -209,6 +204,13 @@ WATER_KNOTS = 32
 """Knots of the tabulated water column (HYDRO_WATER_KNOTS in model.h)."""
 CURRENT_KNOTS = 32
 """Knots of the tabulated current profile (HYDRO_CURRENT_KNOTS in model.h)."""
+
+
+def _knots(name: str, c_field: str, unit: str, n: int, doc: str) -> list[tuple]:
+    """The n fixed Float64 parameters of one column of a knot table (name, C field and
+    description formatted with the knot index k)."""
+    return [(name.format(k=k), "Float64", P, FIX, 0.0, unit, c_field.format(k=k),
+             doc.format(k=k)) for k in range(n)]
 
 
 VARIABLES = _vars()

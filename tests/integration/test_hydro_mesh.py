@@ -223,17 +223,22 @@ def test_current_profile_mesh_backend_equals_the_linear_shear(fmu):
 def test_bad_current_profiles_are_refused(tmp_path, bad, words):
     """Each refused at initialization, the FMU's log naming the parameter in the run's
     error (what a user sees)."""
+    assert words in failed_run_error(tmp_path, bad)
+
+
+def failed_run_error(tmp_path, start_values) -> str:
+    """The error of ``rigs/hydro_fmu.toml`` run with these FMU start values (it must fail)."""
     from moonpool.orchestrator.rigfile import load_and_check
     from moonpool.orchestrator.run import run_rig
 
-    values = ", ".join(f"{k} = {v}" for k, v in bad.items())
+    values = ", ".join(f"{k} = {v}" for k, v in start_values.items())
     rig = load_and_check(ROOT / "rigs" / "hydro_fmu.toml",
                          ["run.plots=false", "run.record=false",
                           f"components.vehicle.parameters.start_values={{ {values} }}"],
                          until_s=0.1)
     result = run_rig(rig, tmp_path / "run")
     assert not result.ok
-    assert words in result.summary["error"], result.summary["error"]
+    return result.summary["error"]
 
 
 @pytest.mark.parametrize("alpha_deg", [0.0, 10.0, 30.0, 45.0, 70.0])
@@ -268,18 +273,9 @@ def test_flat_plate_lift(fmu, alpha_deg):
 def test_mesh_backend_refuses_bad_parameters(tmp_path, bad, words):
     """Each refused at initialization, the FMU's log naming the parameter in the run's
     error (what a user sees)."""
-    from moonpool.orchestrator.rigfile import load_and_check
-    from moonpool.orchestrator.run import run_rig
-
-    values = ", ".join(f"{k} = {v}" for k, v in {"backend": 2, **bad}.items())
-    rig = load_and_check(ROOT / "rigs" / "hydro_fmu.toml",
-                         ["run.plots=false", "run.record=false",
-                          f"components.vehicle.parameters.start_values={{ {values} }}"],
-                         until_s=0.1)
-    result = run_rig(rig, tmp_path / "run")
-    assert not result.ok
-    assert words in result.summary["error"], result.summary["error"]
-    assert "fix:" in result.summary["error"] or result.summary.get("fix")
+    error = failed_run_error(tmp_path, {"backend": 2, **bad})
+    assert words in error, error
+    assert "fix:" in error
 
 
 def test_meshes_checked_at_build_time():
