@@ -258,9 +258,11 @@ class RemoteAdapter(Adapter):
         self.sock = self.ctx.socket(zmq.DEALER)
         self.sock.setsockopt(zmq.LINGER, 0)
         self.sock.setsockopt(zmq.MAXMSGSIZE, max_message_bytes)
-        # A send blocks only when libzmq holds no connection to the component at all:
-        # it dropped it (a reply larger than max_message_bytes, a protocol error) and did
-        # not reconnect. Bounded by the peer timeout, it then fails (ConnectionLost).
+        # A send waits only when libzmq holds no connection to the component at all: it
+        # dropped it (a reply larger than max_message_bytes, a protocol error, a refused
+        # handshake) and did not reconnect. ``_send_bounded`` waits in slices, reading
+        # the link's events, at most the peer timeout (then ConnectionLost); the socket's
+        # own send timeout is the same bound, for any send made without it.
         self.sock.setsockopt(zmq.SNDTIMEO, max(1, int(self.peer_timeout_s * 1000)))
         # A stable identity: after a TCP reconnect the component still knows us
         # as the peer its session is bound to (a fresh one would get BUSY).
@@ -332,11 +334,29 @@ class RemoteAdapter(Adapter):
         data = wire.serialize(req)
         if len(data) > self.max_message_bytes:
             self._too_big(body, len(data))
-        try:
-            self.sock.send(data)
-        except zmq.ZMQError as exc:
-            raise self._send_failed(body, exc) from exc
+        self._send_bounded(body, lambda flags: self.sock.send(data, flags))
         return req.request_id
+
+    def _send_bounded(self, body: str, send: Callable[[int], Any]) -> None:
+        """``send(flags)`` without blocking; when libzmq holds no connection to queue on
+        (it dropped it, or a handshake failed and took it away), wait for one in slices,
+        reading the link's events meanwhile (a refused handshake is named at once, as
+        while waiting for a reply), at most the peer timeout."""
+        deadline = None
+        while True:
+            try:
+                send(zmq.NOBLOCK)
+                return
+            except zmq.Again:
+                pass
+            except zmq.ZMQError as exc:
+                raise self._send_failed(body, exc) from exc
+            now = time.monotonic()
+            deadline = deadline or now + self.peer_timeout_s
+            self.supervise()  # AuthenticationFailed (remote), a dead child (process)
+            if now >= deadline:
+                raise self._send_failed(body, zmq.Again())
+            self.sock.poll(int(min(deadline - now, SLICE_S) * 1000) + 1, zmq.POLLOUT)
 
     def _send_failed(self, body: str, exc: zmq.ZMQError) -> ConnectionLost:
         """ConnectionLost for a send that failed; a send that timed out (zmq.Again) means
@@ -384,13 +404,12 @@ class RemoteAdapter(Adapter):
         for f in frames:
             if memoryview(f).nbytes > self.max_message_bytes:
                 self._too_big(body, memoryview(f).nbytes, "an attachment")
-        try:
-            if frames:  # zero-copy: attachments are large (images)
-                self.sock.send_multipart([envelope, *frames], copy=False)
-            else:
-                self.sock.send(envelope)
-        except zmq.ZMQError as exc:
-            raise self._send_failed(body, exc) from exc
+        if frames:  # zero-copy: attachments are large (images)
+            parts = [envelope, *frames]
+            self._send_bounded(body, lambda flags: self.sock.send_multipart(
+                parts, flags, copy=False))
+        else:
+            self._send_bounded(body, lambda flags: self.sock.send(envelope, flags))
         now = time.monotonic()
         self._in_flight = (rid, body, now, now + timeout_s)
 

@@ -371,3 +371,48 @@ def test_serve_insecure_on_the_network_warns_loudly(tmp_path):
     text = log.read_text()
     assert "WARNING: INSECURE ENDPOINT tcp://0.0.0.0:*" in text
     assert "NOT authenticated or encrypted" in text and "(no authentication)" in text
+
+
+def test_a_handshake_refused_before_the_first_request_is_named_at_once():
+    """The race a CI run met: a keyless orchestrator's handshake with a server that
+    requires CURVE failed before the first request was sent; libzmq then held no
+    connection to queue on, so the send blocked, waited out the peer timeout and blamed
+    a dropped connection. Sends now wait in slices reading the link's events, so the
+    refusal is named at once, as when it comes while a reply is awaited. The race
+    itself could not be reproduced on demand (once in about 90 tries against a plain
+    CURVE ROUTER); this checks the behaviour with the refusal known before the first
+    request: a bare TCP peer sends a ZMTP 3.0 greeting announcing CURVE, then waits."""
+    import socket
+
+    from moonpool.components.sdk.errors import AuthenticationFailed
+    from moonpool.orchestrator.adapters.remote import RemoteAdapter
+
+    greeting = (b"\xff" + bytes(8) + b"\x7f" + bytes([3, 0]) + b"CURVE".ljust(20, b"\0")
+                + b"\x01" + bytes(31))
+    listener = socket.create_server(("127.0.0.1", 0))
+    held = []
+
+    def serve():
+        conn, _ = listener.accept()
+        held.append(conn)
+        conn.sendall(greeting)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    endpoint = f"tcp://127.0.0.1:{listener.getsockname()[1]}"
+    adapter = RemoteAdapter("far", endpoint, step_timeout_ns=5 * 10**9,
+                            setup_timeout_ns=20 * 10**9, peer_timeout_ns=5 * 10**9)
+    try:
+        thread.join(5)
+        time.sleep(0.5)  # the client has read the greeting and met the mismatch
+        t0 = time.monotonic()
+        with pytest.raises(AuthenticationFailed) as err:
+            adapter.configure(lc.Configure(instance_name="far"))
+        took = time.monotonic() - t0
+        assert "requires CURVE keys and the rig gives none" in err.value.message, err.value
+        assert took < 2, f"named after {took:.1f} s (the peer timeout is 5 s)"
+    finally:
+        adapter.close()
+        for c in held:
+            c.close()
+        listener.close()
