@@ -177,7 +177,10 @@ def rot_from_quat(q: Any) -> np.ndarray:
              [2(xy + wz),      1 − 2(x² + z²),  2(yz − wx)    ],
              [2(xz − wy),      2(yz + wx),      1 − 2(x² + y²)]]
 
-    A single quaternion (a 4-sequence) takes the scalar path (same bits)."""
+    A single quaternion (a 4-sequence, or a batch of one, (1, 4): a sensor's step) takes
+    the scalar path (same bits; a fifth of the time)."""
+    if isinstance(q, np.ndarray) and q.shape == (1, 4):
+        return rot_from_quat(q[0])[None]
     if isinstance(q, (tuple, list)) or (isinstance(q, np.ndarray) and q.shape == (4,)):
         w, x, y, z = _unit_wxyz(float(q[0]), float(q[1]), float(q[2]), float(q[3]))
         return np.array([

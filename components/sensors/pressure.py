@@ -103,12 +103,8 @@ class PressureModel:
     def sensor_depth(self, position_ned_m, quaternion) -> np.ndarray:
         """d_s = d + (R_wb r)_z for n samples."""
         pos = np.atleast_2d(np.asarray(position_ned_m, dtype=float))
-        q = np.atleast_2d(np.asarray(quaternion, dtype=float))
+        R = rot_from_quat(np.atleast_2d(np.asarray(quaternion, dtype=float)))
         r = self.mount.r
-        if q.shape[0] == 1:  # one sample (a step): rot_from_quat's scalar path, same bits
-            R = rot_from_quat(q[0])
-            return pos[:, 2] + (R[2, 0] * r[0] + R[2, 1] * r[1] + R[2, 2] * r[2])
-        R = rot_from_quat(q)
         return pos[:, 2] + (R[:, 2, 0] * r[0] + R[:, 2, 1] * r[1] + R[:, 2, 2] * r[2])
 
     def measure(self, position_ned_m, quaternion, first: int = 0) -> PressureBatch:

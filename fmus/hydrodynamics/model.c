@@ -68,6 +68,20 @@ static int check_nonneg(const double *v, int n, const char *const names[], char 
     return 0;
 }
 
+/* The depths of a knot table: finite, >= 0 and increasing; else the message names
+ * PREFIX_k. */
+static int check_knot_depths(const double *z, int n, const char *prefix, char *msg, size_t len)
+{
+    for (int k = 0; k < n; k++) {
+        if (!isfinite(z[k]) || z[k] < 0 || (k > 0 && !(z[k] > z[k - 1]))) {
+            char name[48];
+            snprintf(name, sizeof name, "%s_%d", prefix, k);
+            return bad(msg, len, name, "must be finite, >= 0 and greater than the knot before", z[k]);
+        }
+    }
+    return 0;
+}
+
 int hydro_validate(const HydroParams *p, char *msg, size_t len)
 {
     static const char *const nA[6] = {"A_u", "A_v", "A_w", "A_p", "A_q", "A_r"};
@@ -133,12 +147,9 @@ int hydro_validate(const HydroParams *p, char *msg, size_t len)
                            "of a tabulated current profile", p->current_points, HYDRO_CURRENT_KNOTS);
         return -1;
     }
+    if (check_knot_depths(p->current_depth, p->current_points, "current_depth", msg, len)) return -1;
     for (int k = 0; k < p->current_points; k++) {
         char name[32];
-        if (!isfinite(p->current_depth[k]) || p->current_depth[k] < 0 || (k > 0 && !(p->current_depth[k] > p->current_depth[k - 1]))) {
-            snprintf(name, sizeof name, "current_depth_%d", k);
-            return bad(msg, len, name, "must be finite, >= 0 and greater than the knot before", p->current_depth[k]);
-        }
         if (!isfinite(p->current_tn[k])) {
             snprintf(name, sizeof name, "current_profile_n_%d", k);
             return bad(msg, len, name, "must be finite", p->current_tn[k]);
@@ -148,12 +159,9 @@ int hydro_validate(const HydroParams *p, char *msg, size_t len)
             return bad(msg, len, name, "must be finite", p->current_te[k]);
         }
     }
+    if (check_knot_depths(p->water_depth, p->water_points, "water_depth", msg, len)) return -1;
     for (int k = 0; k < p->water_points; k++) {
         char name[32];
-        if (!isfinite(p->water_depth[k]) || p->water_depth[k] < 0 || (k > 0 && !(p->water_depth[k] > p->water_depth[k - 1]))) {
-            snprintf(name, sizeof name, "water_depth_%d", k);
-            return bad(msg, len, name, "must be finite, >= 0 and greater than the knot before", p->water_depth[k]);
-        }
         if (!(p->water_rho[k] > 0) || !isfinite(p->water_rho[k])) {
             snprintf(name, sizeof name, "water_rho_%d", k);
             return bad(msg, len, name, "must be finite and > 0", p->water_rho[k]);
@@ -300,16 +308,38 @@ static double ramp_integral(const HydroParams *p, double z)
     return (z - top) * (z - top) / (2 * w);
 }
 
-/* The tabulated water column (water_points >= 2): rho linear between the knots, held
- * beyond the first and the last. */
+/* Index k of the knot table segment (z[k-1], z[k]] holding depth d: 0 above the first
+ * knot, n below the last (n >= 2 knots at increasing depths z). */
+static int knot_segment(const double *z, int n, double d)
+{
+    if (d <= z[0]) return 0;
+    for (int k = 1; k < n; k++)
+        if (d <= z[k]) return k;
+    return n;
+}
+
+/* A knot table's value at depth d: linear between the knots, held beyond the first and
+ * the last. */
+static double knot_value(const double *z, const double *v, int n, double d)
+{
+    const int k = knot_segment(z, n, d);
+    if (k == 0) return v[0];
+    if (k == n) return v[n - 1];
+    return v[k - 1] + (v[k] - v[k - 1]) * (d - z[k - 1]) / (z[k] - z[k - 1]);
+}
+
+/* Its slope dv/dd at depth d (0 beyond the knots). */
+static double knot_slope(const double *z, const double *v, int n, double d)
+{
+    const int k = knot_segment(z, n, d);
+    if (k == 0 || k == n) return 0.0;
+    return (v[k] - v[k - 1]) / (z[k] - z[k - 1]);
+}
+
+/* The tabulated water column (water_points >= 2). */
 static double table_density(const HydroParams *p, double d)
 {
-    const int n = p->water_points;
-    const double *z = p->water_depth, *r = p->water_rho;
-    if (d <= z[0]) return r[0];
-    for (int k = 1; k < n; k++)
-        if (d <= z[k]) return r[k - 1] + (r[k] - r[k - 1]) * (d - z[k - 1]) / (z[k] - z[k - 1]);
-    return r[n - 1];
+    return knot_value(p->water_depth, p->water_rho, p->water_points, d);
 }
 
 /* integral_0^d rho(z) dz of the tabulated column (d > 0): trapezoids up to d. */
@@ -363,24 +393,9 @@ void hydro_current_at(const HydroParams *p, const double current[3], double d, d
     out[2] = current[2];
     if (p->shear[0] != 0.0) out[0] += p->shear[0] * d;
     if (p->shear[1] != 0.0) out[1] += p->shear[1] * d;
-    const int n = p->current_points;
-    if (n >= 2) {
-        const double *z = p->current_depth;
-        if (d <= z[0]) {
-            out[0] += p->current_tn[0];
-            out[1] += p->current_te[0];
-            return;
-        }
-        for (int k = 1; k < n; k++) {
-            if (d <= z[k]) {
-                const double f = (d - z[k - 1]) / (z[k] - z[k - 1]);
-                out[0] += p->current_tn[k - 1] + (p->current_tn[k] - p->current_tn[k - 1]) * f;
-                out[1] += p->current_te[k - 1] + (p->current_te[k] - p->current_te[k - 1]) * f;
-                return;
-            }
-        }
-        out[0] += p->current_tn[n - 1];
-        out[1] += p->current_te[n - 1];
+    if (p->current_points >= 2) {
+        out[0] += knot_value(p->current_depth, p->current_tn, p->current_points, d);
+        out[1] += knot_value(p->current_depth, p->current_te, p->current_points, d);
     }
 }
 
@@ -388,15 +403,9 @@ void hydro_current_slope(const HydroParams *p, double d, double out[2])
 {
     out[0] = p->shear[0];
     out[1] = p->shear[1];
-    const int n = p->current_points;
-    if (n < 2) return;
-    const double *z = p->current_depth;
-    for (int k = 1; k < n; k++) {
-        if (d > z[k - 1] && d <= z[k]) {
-            out[0] += (p->current_tn[k] - p->current_tn[k - 1]) / (z[k] - z[k - 1]);
-            out[1] += (p->current_te[k] - p->current_te[k - 1]) / (z[k] - z[k - 1]);
-            return;
-        }
+    if (p->current_points >= 2) {
+        out[0] += knot_slope(p->current_depth, p->current_tn, p->current_points, d);
+        out[1] += knot_slope(p->current_depth, p->current_te, p->current_points, d);
     }
 }
 

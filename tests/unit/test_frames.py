@@ -226,8 +226,10 @@ def test_scalar_paths_match_the_vectorised_paths(rng):
         R = F.rot_from_euler(float(roll[k]), float(pitch[k]), float(yaw[k]))
         Qe = F.quat_from_euler(float(roll[k]), float(pitch[k]), float(yaw[k]))
         Rq = F.rot_from_quat(tuple(q[k]))  # a 4-sequence: the scalar path
+        Rq1 = F.rot_from_quat(q[k:k + 1])  # a batch of one (1, 4): the scalar path too
         E = np.array(F.euler_from_rot(Rq_vec[k]))
         assert np.array_equal(Rq, Rq_vec[k])  # + − × ÷ √ only: always exact
+        assert Rq1.shape == (1, 3, 3) and np.array_equal(Rq1[0], Rq_vec[k])
         if exact:
             assert np.array_equal(R, R_vec[k]) and np.array_equal(Qe, Q_vec[k])
             assert np.array_equal(E, E_vec[k])
