@@ -488,19 +488,41 @@ class NavigationFilter(Component):
         return {"navigation": self._output(t_ns, inputs.get("truth"))}
 
     def _apply_in_time_order(self, new: list[Measurement], t_ns: int) -> None:
-        """Roll back to the last snapshot before the earliest new measurement and
-        re-apply every measurement after it, in time order, up to ``t_ns``."""
+        """Roll back to the newest snapshot that the earliest new measurement (in key
+        order: time, kind, arrival) comes after and re-apply every measurement after
+        it, in that order, up to ``t_ns``.
+
+        That snapshot is the newest one at or before the measurement's time, unless it
+        is at that very time and holds a measurement ordered after the new one (then the
+        one before it). Replaying from an older snapshot would repeat, operation for
+        operation, what made this one (the same measurements in the same order, the same
+        predictions to the same times), so the state is the same bit for bit; a
+        measurement that comes in on time (the sensors' own, each step) replays nothing
+        (``test_rollback_to_the_newest_snapshot_gives_the_same_bits``)."""
+        first = min(new, key=_key)
         times = self.history_t
-        i = bisect.bisect_left(times, min(m.t_ns for m in new))  # >= 1: checked in step()
-        base_t = times[i - 1]
-        self.f.restore(self.history[i - 1])
-        later = times[i:]
-        del times[i:], self.history[i:]
+        i = bisect.bisect_right(times, first.t_ns)  # >= 1: checked in step()
         for m in new:  # into the pending list, in key order
             j = bisect.bisect_right(self.pending, m.key, key=_key)
             self.pending.insert(j, m)
             self.pending_t.insert(j, m.t_ns)
-        todo = self.pending[bisect.bisect_right(self.pending_t, base_t):]
+        if times[i - 1] == first.t_ns:
+            at = bisect.bisect_left(self.pending, first.key, key=_key)
+            behind = bisect.bisect_right(self.pending_t, first.t_ns, at)
+            fresh = {id(m) for m in new}
+            if any(id(m) not in fresh for m in self.pending[at:behind]):
+                i -= 1  # an older measurement of that instant is ordered after the new one
+        base_t = times[i - 1]
+        self.f.restore(self.history[i - 1])
+        if base_t == first.t_ns:
+            # The new ones of that instant come after all it holds; its snapshot is made
+            # again with them (a later rollback to it must find them applied).
+            i -= 1
+            todo = self.pending[bisect.bisect_left(self.pending, first.key, key=_key):]
+        else:
+            todo = self.pending[bisect.bisect_right(self.pending_t, base_t):]
+        later = times[i:]
+        del times[i:], self.history[i:]
         k = 0
         for s in later + [t_ns]:
             while k < len(todo) and todo[k].t_ns <= s:

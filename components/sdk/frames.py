@@ -74,7 +74,7 @@ import numpy as np
 
 __all__ = [
     "cross", "euler_from_rot", "quat_conjugate", "quat_from_euler", "quat_from_rot",
-    "quat_multiply", "rot_from_euler", "rot_from_quat", "rot_x", "rot_y", "rot_z",
+    "quat_multiply", "rot_from_euler", "rot_from_quat", "rot_rows", "rot_x", "rot_y", "rot_z",
     "quat_from_rotvec", "rot_from_rotvec", "rotate", "skew", "tilt_from_specific_force",
     "wrap_angle",
 ]
@@ -182,14 +182,21 @@ def rot_from_quat(q: Any) -> np.ndarray:
     if isinstance(q, np.ndarray) and q.shape == (1, 4):
         return rot_from_quat(q[0])[None]
     if isinstance(q, (tuple, list)) or (isinstance(q, np.ndarray) and q.shape == (4,)):
-        w, x, y, z = _unit_wxyz(float(q[0]), float(q[1]), float(q[2]), float(q[3]))
-        return np.array([
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ])
+        return np.array(rot_rows(float(q[0]), float(q[1]), float(q[2]), float(q[3])))
     q = np.asarray(q, dtype=float)
     return _rot_from_unit(*_unit_quat(q), np.empty(q.shape[:-1] + (3, 3)))
+
+
+def rot_rows(w: float, x: float, y: float, z: float) -> list[list[float]]:
+    """:func:`rot_from_quat` of one quaternion as three rows of Python floats (the same
+    bits): for a component's per-step arithmetic in floats, where NumPy's per-call cost
+    on 3-vectors would dominate."""
+    w, x, y, z = _unit_wxyz(w, x, y, z)
+    return [
+        [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
+        [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
+        [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
+    ]
 
 
 def quat_from_rot(R: Any) -> np.ndarray:

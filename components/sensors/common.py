@@ -9,8 +9,10 @@ from roll/pitch/yaw (ZYX, rad).
 
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -37,14 +39,21 @@ class Mount:
     rpy_rad: tuple[float, float, float] = (0.0, 0.0, 0.0)
     """Roll, pitch, yaw of the sensor frame relative to the body frame (ZYX), rad."""
 
-    @property
+    @cached_property
     def r(self) -> np.ndarray:
-        return np.asarray(self.lever_arm_m, dtype=float)
+        """The lever arm as an array (read-only: made once per mount)."""
+        return _read_only(np.asarray(self.lever_arm_m, dtype=float))
 
-    @property
+    @cached_property
     def R_bs(self) -> np.ndarray:
-        """Rotation sensor -> body: v_body = R_bs v_sensor."""
-        return rot_from_euler(*self.rpy_rad)
+        """Rotation sensor -> body: v_body = R_bs v_sensor (read-only: made once per
+        mount, not at every step)."""
+        return _read_only(rot_from_euler(*self.rpy_rad))
+
+
+def _read_only(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
 
 
 # --------------------------------------------------------- truth from state
@@ -76,6 +85,16 @@ def truth_from_state(state) -> Truth:
     return Truth(_v3(state.position_ned_m), quat, _v3(state.linear_velocity_body_mps),
                  _v3(state.angular_velocity_body_radps), _v3(state.linear_acceleration_body_mps2),
                  _v3(state.angular_acceleration_body_radps2), state.water_density_kgpm3)
+
+
+def rint(v: float) -> float:
+    """``np.rint`` (``np.round``) of one Python float: round half to even, a zero keeps
+    its sign (a -0.0 is another message on the wire), inf and NaN pass. For a
+    quantization step computed in floats with the same bits as the vectorised model."""
+    if v != v or v in (math.inf, -math.inf):
+        return v
+    r = float(round(v))
+    return r if r else math.copysign(0.0, v)
 
 
 # ------------------------------------------------------------------- latency

@@ -52,9 +52,9 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
-from ..sdk.frames import cross, rot_from_quat
+from ..sdk.frames import cross, rot_from_quat, rot_rows
 from ..sdk.noise import KeyedNoise
-from .common import G, Latency, Mount, refuse, set_valid, truth_from_state
+from .common import G, Latency, Mount, refuse, rint, set_valid
 
 FLICKER_FACTOR = 0.664
 """Allan floor of flicker (bias instability) noise: σ_min = sqrt(2 ln 2 / π) B."""
@@ -323,6 +323,29 @@ def specific_force_and_rate(quat, vel, omega, accel, omega_dot, mount: Mount = M
     return f_s, w_s
 
 
+def _cross1(a, b) -> tuple[float, float, float]:
+    return (a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0])
+
+
+def specific_force_and_rate1(quat, vel, omega, accel, omega_dot,
+                             mount: Mount = Mount()) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`specific_force_and_rate` of one sample (sequences of floats), computed in
+    Python floats: the same operations in the same order, so the same bits (tested),
+    at a fraction of NumPy's per-call cost on 3-vectors. The two rotations into the
+    sensor frame stay NumPy products: BLAS rounds them its own way (fused multiply-adds),
+    which a Python sum would not repeat. Returns (f_s, ω_s), each (3,)."""
+    r = mount.lever_arm_m
+    w = omega
+    wxv, axr, wxr = _cross1(w, vel), _cross1(omega_dot, r), _cross1(w, r)
+    wxwxr = _cross1(w, wxr)
+    R = rot_rows(quat[0], quat[1], quat[2], quat[3])
+    R_bs = mount.R_bs
+    # a − R_wbᵀ g, with g = (0, 0, G): einsum's sum from 0 (the sign of a zero kept)
+    d = np.array([accel[i] + wxv[i] + axr[i] + wxwxr[i]
+                  - (0.0 + R[0][i] * 0.0 + R[1][i] * 0.0 + R[2][i] * G) for i in range(3)])
+    return d @ R_bs, np.array([float(w[0]), float(w[1]), float(w[2])]) @ R_bs
+
+
 # ------------------------------------------------------------------ the model
 
 
@@ -392,7 +415,8 @@ class ImuModel:
 
     def _bias(self, key: str, first: int, n: int) -> tuple[np.ndarray, np.ndarray]:
         if n == 1:
-            return self._bias1(key, first)
+            gm, rw = self._bias1(key, first)
+            return np.array([gm]), np.array([rw])
         t, st = self._triads[key], self._state[key]
         gm = np.zeros((n, 3))
         for j, phi in enumerate(t["phis"]):
@@ -410,10 +434,11 @@ class ImuModel:
         st.rw = rw[-1].copy()
         return gm, rw
 
-    def _bias1(self, key: str, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """``_bias`` of one sample k, in Python floats: the operations ``lfilter`` performs
-        for one sample (y = z + x with z = φ b_{k−1}, resp. z = b_RW,k−1), in the same
-        order, so the same bits (``test_same_seed_one_by_one_equals_batch``)."""
+    def _bias1(self, key: str, k: int) -> tuple[list[float], list[float]]:
+        """``_bias`` of one sample k, in Python floats (the GM sum and the random walk,
+        3 each): the operations ``lfilter`` performs for one sample (y = z + x with
+        z = φ b_{k−1}, resp. z = b_RW,k−1), in the same order, so the same bits
+        (``test_same_seed_one_by_one_equals_batch``)."""
         t, st = self._triads[key], self._state[key]
         total = [0.0, 0.0, 0.0]
         for j, (phi, gain, channel) in enumerate(zip(t["phis"], t["gains"], t["channels"])):
@@ -434,7 +459,7 @@ class ImuModel:
         else:
             rw = [0.0, 0.0, 0.0]
         st.rw = np.array(rw)
-        return np.array([total]), np.array([rw])
+        return total, rw
 
     def run(self, f_true, w_true, temperature_c=None, thruster_speed=None) -> dict[str, np.ndarray]:
         """The next n samples. f_true, w_true: (n, 3) noise-free specific force (m/s²) and
@@ -481,6 +506,54 @@ class ImuModel:
                 y = np.clip(y, -tp.range, tp.range)
             out[key], out[f"{key}_bias"], out[f"{key}_saturated"] = y, bias, sat
         self.next_index = first + n
+        return out
+
+    def run1(self, f_true, w_true, temperature_c: float | None = None,
+             thruster_speed: float = 0.0) -> dict[str, Any]:
+        """:meth:`run` of one sample (a sensor's step), in Python floats: the same
+        operations in the same order, so the same bits (``test_run1_equals_run``), at a
+        fraction of NumPy's per-call cost on 3-vectors. The scale-factor and
+        misalignment product stays NumPy's ``(1, 3) @ Mᵀ``, as in ``run``: BLAS rounds
+        it its own way (fused multiply-adds). f_true, w_true: (3,) arrays.
+
+        Returns ``run``'s keys with one sample each: ``accel``, ``gyro``,
+        ``accel_bias``, ``gyro_bias`` lists of 3 floats, ``*_saturated`` bools and
+        ``index`` an int."""
+        k = self.next_index
+        p = self.params
+        ref = p.reference_temperature_c
+        d_temp = (ref if temperature_c is None else float(temperature_c)) - ref
+        t = k * self.dt
+        out: dict[str, Any] = {"index": k}
+        for key, x in (("gyro", w_true), ("accel", f_true)):
+            tr = self._triads[key]
+            tp: TriadErrors = tr["tp"]
+            gm, rw = self._bias1(key, k)
+            tc = tp.temperature_coeff
+            bias = [gm[a] + rw[a] + d_temp * tc[a] for a in range(3)]
+            m = (x[None, :] @ tr["M"].T)[0].tolist()
+            y = [m[a] + bias[a] for a in range(3)]
+            if tp.noise_density > 0:
+                c = tp.noise_density / math.sqrt(self.dt)
+                wn = self.noise.normals4(k, f"{key}_white").tolist()
+                y = [y[a] + c * wn[a] for a in range(3)]
+            if (tp.vibration_amplitude or tp.vibration_per_radps) and p.vibration_freqs_hz:
+                amp = tp.vibration_amplitude + tp.vibration_per_radps * thruster_speed
+                vib = [0.0, 0.0, 0.0]
+                for fj, ph in zip(p.vibration_freqs_hz, tr["phases"]):
+                    sj = np.sin(2.0 * math.pi * fj * t + ph).tolist()
+                    vib = [vib[a] + sj[a] for a in range(3)]
+                y = [y[a] + amp * vib[a] for a in range(3)]
+            if tp.lsb > 0:
+                y = [tp.lsb * rint(y[a] / tp.lsb) for a in range(3)]
+            sat = False
+            if tp.range > 0:
+                r = tp.range
+                sat = abs(y[0]) > r or abs(y[1]) > r or abs(y[2]) > r
+                if sat:
+                    y = [min(max(v, -r), r) for v in y]
+            out[key], out[f"{key}_bias"], out[f"{key}_saturated"] = y, bias, sat
+        self.next_index = k + 1
         return out
 
 
@@ -617,6 +690,9 @@ class ImuSensor(Component):
             reference_temperature_c=params.reference_temperature_c,
             vibration_freqs_hz=tuple(float(f) for f in params.vibration_freqs_hz))
         self.dt = self.period_ns * 1e-9
+        self._vibrates = bool(self.model_params.vibration_freqs_hz) and any(
+            tp.vibration_amplitude or tp.vibration_per_radps
+            for tp in (self.model_params.gyro, self.model_params.accel))
 
     def initialize(self, start_time_ns: int):
         self.model = ImuModel(self.model_params, self.dt, self.seed, self.name)
@@ -629,43 +705,51 @@ class ImuSensor(Component):
         return self.p.temperature_c + self.p.temperature_rate_cps * np.asarray(k) * self.dt
 
     def step(self, t_ns, dt_ns, inputs):
+        # One sample per step, in Python floats (specific_force_and_rate1, run1: the
+        # same bits as the vectorised model).
         k, self.k = self.k, self.k + 1
         state = inputs.get("state")
-        thr = inputs.get("thrusters")
         speed = 0.0
-        if thr is not None and len(thr.thrusters):
-            speed = float(np.mean([abs(s.speed_radps) for s in thr.thrusters]))
+        if self._vibrates:  # the mean |thruster speed| scales the vibration
+            thr = inputs.get("thrusters")
+            if thr is not None and len(thr.thrusters):
+                speed = float(np.mean([abs(s.speed_radps) for s in thr.thrusters]))
         msg = sensors_pb2.Imu(header=self.header(t_ns, self.name))
-        f_true = w_true = np.zeros(3)
+        f_true = w_true = _ZERO3
         if state is not None:
-            tr = truth_from_state(state)
-            f_true, w_true = specific_force_and_rate(
-                tr.quaternion, tr.velocity_body_mps, tr.angular_velocity_body_radps,
-                tr.acceleration_body_mps2, tr.angular_acceleration_body_radps2, self.mount)
+            q = state.orientation
+            quat = (q.w, q.x, q.y, q.z)
+            if not any(quat):
+                quat = (1.0, 0.0, 0.0, 0.0)
+            f_true, w_true = specific_force_and_rate1(
+                quat, _f3(state.linear_velocity_body_mps), _f3(state.angular_velocity_body_radps),
+                _f3(state.linear_acceleration_body_mps2),
+                _f3(state.angular_acceleration_body_radps2), self.mount)
         # The bias processes advance every sample, refused or not (sample k = step k).
-        out = self.model.run(f_true[None, :], w_true[None, :], self.temperature(k), speed)
-        temp = float(self.temperature(k))
+        p = self.p
+        temp = p.temperature_c + p.temperature_rate_cps * k * self.dt  # self.temperature(k)
+        out = self.model.run1(f_true, w_true, temp, speed)
         msg.temperature_c = temp
-        _put(msg.true_accel_bias_mps2, out["accel_bias"][0])
-        _put(msg.true_gyro_bias_radps, out["gyro_bias"][0])
+        _put(msg.true_accel_bias_mps2, out["accel_bias"])
+        _put(msg.true_gyro_bias_radps, out["gyro_bias"])
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
         else:
-            _put(msg.true_specific_force_mps2, f_true)
-            _put(msg.true_angular_rate_radps, w_true)
+            _put(msg.true_specific_force_mps2, f_true.tolist())
+            _put(msg.true_angular_rate_radps, w_true.tolist())
             if not state.HasField("linear_acceleration_body_mps2"):
                 refuse(msg.validity, common_pb2.REFUSAL_REASON_UPSTREAM_INVALID,
                        "the vehicle state carries no linear acceleration; the specific force "
                        "is not invented from differences")
-            elif out["accel_saturated"][0] or out["gyro_saturated"][0]:
-                which = [s for s in ("accel", "gyro") if out[f"{s}_saturated"][0]]
+            elif out["accel_saturated"] or out["gyro_saturated"]:
+                which = [s for s in ("accel", "gyro") if out[f"{s}_saturated"]]
                 refuse(msg.validity, common_pb2.REFUSAL_REASON_SATURATED,
                        f"{' and '.join(which)} beyond the measurement range "
                        f"(accel ±{self.model_params.accel.range:g} m/s², "
                        f"gyro ±{self.model_params.gyro.range:g} rad/s)")
             else:
-                _put(msg.specific_force_mps2, out["accel"][0])
-                _put(msg.angular_rate_radps, out["gyro"][0])
+                _put(msg.specific_force_mps2, out["accel"])
+                _put(msg.angular_rate_radps, out["gyro"])
                 set_valid(msg.validity)
         self.latency.push(t_ns, msg)
         ready = self.latency.pop_ready(t_ns)
@@ -673,7 +757,15 @@ class ImuSensor(Component):
 
 
 def _put(v, a) -> None:
-    v.x, v.y, v.z = float(a[0]), float(a[1]), float(a[2])
+    v.x, v.y, v.z = a[0], a[1], a[2]
+
+
+def _f3(v) -> tuple[float, float, float]:
+    return v.x, v.y, v.z
+
+
+_ZERO3 = np.zeros(3)
+_ZERO3.flags.writeable = False
 
 
 __all__ = ["ImuSensor", "ImuModel", "ImuModelParams", "TriadErrors", "specific_force_and_rate",

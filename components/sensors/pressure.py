@@ -18,6 +18,7 @@ above the surface (d_s < 0, REFUSAL_REASON_ABOVE_SURFACE) and beyond the full sc
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,9 +28,9 @@ from moonpool.v1 import common_pb2, sensors_pb2, vehicle_pb2
 
 from ..sdk.component import Port, param
 from ..sdk.errors import ParameterError
-from ..sdk.frames import rot_from_quat
+from ..sdk.frames import rot_from_quat, rot_rows
 from ..sdk.noise import KeyedNoise
-from .common import G, P_ATM, Mount, SensorComponent, refuse, set_valid, truth_from_state
+from .common import G, P_ATM, Mount, SensorComponent, refuse, rint, set_valid
 from .environment import WaterColumn
 
 VALID = 0
@@ -76,18 +77,24 @@ class PressureBatch:
     def fill(self, i: int, msg: sensors_pb2.Pressure, water: WaterColumn,
              params: PressureParams) -> sensors_pb2.Pressure:
         """Write sample i into msg (validity, value, truth)."""
-        msg.true_pressure_pa = float(self.true_pressure_pa[i])
-        msg.true_depth_m = float(self.true_depth_m[i])
-        r = int(self.reason[i])
-        if r == VALID:
-            msg.pressure_pa = float(self.pressure_pa[i])
-            set_valid(msg.validity)
-        elif r == ABOVE_SURFACE:
-            refuse(msg.validity, r, f"sensor {-self.true_depth_m[i]:.3f} m above the surface")
-        else:
-            refuse(msg.validity, r, f"true pressure {self.true_pressure_pa[i]:.1f} Pa beyond the "
-                                    f"full scale {params.full_scale_pa:.1f} Pa")
-        return msg
+        return fill(msg, int(self.reason[i]), float(self.pressure_pa[i]),
+                    float(self.true_pressure_pa[i]), float(self.true_depth_m[i]), params)
+
+
+def fill(msg: sensors_pb2.Pressure, reason: int, value: float, true_p: float, depth: float,
+         params: PressureParams) -> sensors_pb2.Pressure:
+    """Write one sample into msg (validity, value, truth)."""
+    msg.true_pressure_pa = true_p
+    msg.true_depth_m = depth
+    if reason == VALID:
+        msg.pressure_pa = value
+        set_valid(msg.validity)
+    elif reason == ABOVE_SURFACE:
+        refuse(msg.validity, reason, f"sensor {-depth:.3f} m above the surface")
+    else:
+        refuse(msg.validity, reason, f"true pressure {true_p:.1f} Pa beyond the "
+                                     f"full scale {params.full_scale_pa:.1f} Pa")
+    return msg
 
 
 class PressureModel:
@@ -125,6 +132,26 @@ class PressureModel:
         reason[depth < 0] = ABOVE_SURFACE
         value = np.where(reason == VALID, value, np.nan)
         return PressureBatch(np.arange(first, first + n), reason, value, true_p, depth)
+
+    def measure1(self, position_ned_m, quaternion, k: int) -> tuple[int, float, float, float]:
+        """:meth:`measure` of one sample k (a sensor's step) in Python floats: the same
+        operations in the same order, so the same bits (``test_measure1_equals_measure``).
+        position_ned_m, quaternion: sequences of 3 and 4 floats. Returns (reason,
+        measured Pa (NaN where refused), true Pa, sensor depth m)."""
+        p = self.params
+        R = rot_rows(quaternion[0], quaternion[1], quaternion[2], quaternion[3])[2]
+        r = self.mount.lever_arm_m
+        depth = position_ned_m[2] + (R[0] * r[0] + R[1] * r[1] + R[2] * r[2])
+        true_p = float(self.water.pressure(np.array([depth]))[0])
+        value = true_p + p.bias_pa + p.noise_pa * float(self.noise.normals4(k, "pressure")[0])
+        if p.resolution_pa > 0:
+            value = rint(value / p.resolution_pa) * p.resolution_pa
+        reason = VALID
+        if p.full_scale_pa > 0 and true_p > p.full_scale_pa:
+            reason = SATURATED
+        if depth < 0:
+            reason = ABOVE_SURFACE
+        return reason, value if reason == VALID else math.nan, true_p, depth
 
 
 _FMU_COLUMN = (1025.0, 0.0, 0.0, 0.0, G, P_ATM)
@@ -216,7 +243,10 @@ class PressureSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
         else:
-            truth = truth_from_state(state)
-            batch = self.model.measure(truth.position_ned_m[None], truth.quaternion[None], k)
-            batch.fill(0, msg, self.water, self.sensor_params)
+            q, pos = state.orientation, state.position_ned_m
+            quat = (q.w, q.x, q.y, q.z)
+            if not any(quat):
+                quat = (1.0, 0.0, 0.0, 0.0)
+            reason, value, true_p, depth = self.model.measure1((pos.x, pos.y, pos.z), quat, k)
+            fill(msg, reason, value, true_p, depth, self.sensor_params)
         return msg

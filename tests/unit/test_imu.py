@@ -342,3 +342,71 @@ def test_cross_is_numpys_cross_bit_for_bit():
     assert np.array_equal(cross(stack, r), np.cross(stack, r))
     assert np.array_equal(cross(r, stack), np.cross(r, stack))
     assert np.array_equal(cross([1.0, 0.0, 0.0], [0.0, 1.0, 0.0]), [0.0, 0.0, 1.0])
+
+
+def _bits(values) -> list[int]:
+    """Each float's IEEE bits (so that 0.0 and -0.0 differ, as they do on the wire)."""
+    return np.asarray(values, dtype=float).ravel().view(np.int64).tolist()
+
+
+def test_one_sample_truth_equals_the_vectorised_truth_bit_for_bit():
+    """The component's per-step truth (specific_force_and_rate1, Python floats) is the
+    vectorised specific_force_and_rate of one sample, bit for bit: random states at
+    every magnitude, rotated and offset mounts, and zeros of either sign (a -0.0 is
+    another message on the wire)."""
+    from moonpool.components.sensors.imu import specific_force_and_rate1
+
+    rng = np.random.default_rng(11)
+    signed = [0.0, -0.0, 1.0, -1.0, 0.5]
+    mounts = [Mount(), Mount((0.2, -0.1, 0.3), (0.0, 0.1, 0.5)), Mount((1, 0, -2), (3.0, -1.2, 0.4))]
+    cases = 0
+    for i in range(3000):
+        if i % 3 == 0:  # exact values: unit quaternions, zeros of both signs
+            q = [signed[j] for j in rng.integers(0, len(signed), 4)]
+            vecs = [[signed[j] for j in rng.integers(0, len(signed), 3)] for _ in range(4)]
+        else:
+            q = (rng.normal(size=4) * 10.0 ** rng.uniform(-3, 3)).tolist()
+            vecs = [(rng.normal(size=3) * 10.0 ** rng.uniform(-6, 3, size=3)).tolist()
+                    for _ in range(4)]
+        mount = mounts[i % len(mounts)]
+        want = specific_force_and_rate(np.array(q), *(np.array(v) for v in vecs), mount)
+        got = specific_force_and_rate1(q, *vecs, mount)
+        assert _bits(got[0]) == _bits(want[0]) and _bits(got[1]) == _bits(want[1]), (q, vecs)
+        cases += 1
+    assert cases == 3000
+
+
+@pytest.mark.parametrize("preset", ["mems", "tactical", "loud"])
+def test_run1_equals_run(preset):
+    """ImuModel.run1 (one sample in Python floats, the component's step) gives what run
+    gives for that one sample, bit for bit, sample after sample: biases, white noise,
+    temperature, vibration, quantization (zeros keep their sign) and saturation."""
+    import dataclasses
+
+    if preset == "loud":  # vibration, a coarse LSB and a small range: every branch
+        mems = ImuModelParams.mems()
+        params = ImuModelParams(
+            gyro=dataclasses.replace(mems.gyro, vibration_amplitude=0.01,
+                                     vibration_per_radps=1e-4, range=0.5, lsb=0.01),
+            accel=dataclasses.replace(mems.accel, vibration_amplitude=0.05, range=12.0,
+                                      lsb=0.05))
+    else:
+        params = getattr(ImuModelParams, preset)()
+    rng = np.random.default_rng(3)
+    a, b = ImuModel(params, DT, 7, "imu"), ImuModel(params, DT, 7, "imu")
+    saturated = 0
+    for k in range(400):
+        f = rng.normal(size=3) * (8.0 if k % 2 else 1e-3)
+        w = rng.normal(size=3) * (0.4 if k % 2 else 1e-5)
+        if k % 5 == 0:
+            f, w = np.array([0.0, -0.0, -G]), np.array([-0.0, 0.0, 0.0])
+        temp, speed = 20.0 + 0.37 * k, float(rng.uniform(0, 300))
+        want = a.run(f[None, :], w[None, :], temp, speed)
+        got = b.run1(f, w, temp, speed)
+        assert got["index"] == want["index"][0] == k
+        for key in ("accel", "gyro", "accel_bias", "gyro_bias"):
+            assert _bits(got[key]) == _bits(want[key][0]), (k, key)
+        for key in ("accel_saturated", "gyro_saturated"):
+            assert got[key] == bool(want[key][0]), (k, key)
+        saturated += got["accel_saturated"] or got["gyro_saturated"]
+    assert (saturated > 0) == (preset == "loud")

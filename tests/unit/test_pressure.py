@@ -119,6 +119,37 @@ def test_batch_equals_one_by_one():
     assert not np.array_equal(other.pressure_pa, batch.pressure_pa, equal_nan=True)
 
 
+@pytest.mark.parametrize("resolution", [1.0, 0.0, 250.0])
+def test_measure1_equals_measure(resolution):
+    """measure1 (one sample in Python floats: the component's step) gives measure's
+    values for that sample bit for bit, zeros of either sign included (-0.0 is another
+    message on the wire): the sensor depth, the true and the measured pressure, the
+    quantization, the refusals above the surface and beyond the full scale."""
+    params = PressureParams(noise_pa=20.0, bias_pa=-3.0, resolution_pa=resolution,
+                            full_scale_pa=2.5e7)
+    mount = Mount((0.1, -0.2, 0.3), (0.1, 0.0, 0.2))
+    a = PressureModel(params, WaterColumn(**HADAL), mount, seed=4, name="press")
+    rng = np.random.default_rng(8)
+    pos = np.c_[rng.normal(0, 1, (300, 2)), rng.uniform(-2, 3000, 300)]
+    pos[::7, 2] = rng.uniform(2400, 2600, len(pos[::7]))  # around the full scale
+    pos[::11, 2] = [(-0.0, 0.0)[i % 2] for i in range(len(pos[::11]))]
+    pos[::17, 2] = -0.4  # above the surface (with the lever arm's 0.3 m)
+    q = np.array([quat_from_euler(*rng.normal(0, 0.3, 3)) for _ in range(300)])
+    q[::13] = [1.0, -0.0, 0.0, -0.0]
+    bits = lambda v: np.float64(v).view(np.int64)  # noqa: E731
+    reasons = set()
+    for k in range(300):
+        want = a.measure(pos[k:k + 1], q[k:k + 1], first=k)
+        reason, value, true_p, depth = a.measure1(pos[k].tolist(), q[k].tolist(), k)
+        assert reason == want.reason[0], k
+        assert bits(true_p) == bits(want.true_pressure_pa[0]), k
+        assert bits(depth) == bits(want.true_depth_m[0]), k
+        assert bits(value) == bits(want.pressure_pa[0]) or (math.isnan(value) and
+                                                            math.isnan(want.pressure_pa[0])), k
+        reasons.add(reason)
+    assert len(reasons) == 3  # valid, above the surface, saturated: every branch
+
+
 def _param(name, v):
     if isinstance(v, tuple):
         return lc.NamedParameter(name=name, value=lc.ParameterValue(
