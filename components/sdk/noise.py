@@ -118,6 +118,7 @@ class KeyedNoise:
         self._keys: dict[str, np.ndarray] = {}
         self._int_keys: dict[str, tuple[int, int]] = {}
         self._ahead: dict[str, tuple[int, np.ndarray]] = {}
+        self._ahead_rows: dict[str, tuple[int, list[list[float]]]] = {}
 
     def _key(self, channel: str) -> np.ndarray:
         key = self._keys.get(channel)
@@ -144,6 +145,20 @@ class KeyedNoise:
         """The four normals of sample ``index`` on ``channel`` (read-only: it may be
         a row of the draws made ahead)."""
         return self._normals_of(int(index), channel)
+
+    def normals4_row(self, index: int, channel: str) -> list[float]:
+        """:meth:`normals4` as a list of four Python floats (the same values), for a
+        step computed in floats; with draws ahead, a row of them converted once per
+        block (do not modify it)."""
+        if self.ahead > 1:
+            first, rows = self._ahead_rows.get(channel, (-1, None))
+            if rows is None or not 0 <= index - first < len(rows):
+                self._normals_of(int(index), channel)  # the block holding index
+                first, z = self._ahead[channel]
+                rows = z.tolist()
+                self._ahead_rows[channel] = (first, rows)
+            return rows[index - first]
+        return self._normals_of(int(index), channel).tolist()
 
     def _normals_of(self, index: int, channel: str) -> np.ndarray:
         if self.ahead > 1:

@@ -368,8 +368,11 @@ def gauss_markov(w: np.ndarray, sigma: float, phi: float, first: bool,
 
 @dataclass
 class _TriadState:
-    gm: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
-    rw: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    """The bias processes' last values, Python floats: b_{k−1} of each Gauss–Markov
+    member (3 each) and the random walk's (3)."""
+
+    gm: list[list[float]] = field(default_factory=list)
+    rw: list[float] = field(default_factory=lambda: [0.0, 0.0, 0.0])
 
 
 def _gm_channel(key: str, j: int) -> str:
@@ -400,13 +403,15 @@ class ImuModel:
             self._triads[key] = dict(tp=tp, M=tp.matrix, sigma=sig, phis=phis,
                                      gains=tuple(sig * math.sqrt(1.0 - phi * phi) for phi in phis),
                                      channels=tuple(_gm_channel(key, j) for j in range(len(band))),
-                                     rw_step=tp.random_walk * math.sqrt(self.dt), phases=phases)
+                                     rw_step=tp.random_walk * math.sqrt(self.dt), phases=phases,
+                                     rw_channel=f"{key}_rw", white_channel=f"{key}_white")
+            self._triads[key]["MT"] = self._triads[key]["M"].T
         self.reset()
 
     def reset(self) -> None:
         """Back to sample 0."""
         self.next_index = 0
-        self._state = {key: _TriadState(gm=np.zeros((len(t["phis"]), 3)))
+        self._state = {key: _TriadState(gm=[[0.0, 0.0, 0.0] for _ in t["phis"]])
                        for key, t in self._triads.items()}
 
     def gm_sigma(self, triad: str) -> float:
@@ -421,17 +426,17 @@ class ImuModel:
         gm = np.zeros((n, 3))
         for j, phi in enumerate(t["phis"]):
             b = gauss_markov(self.noise.normal_range(first, n, _gm_channel(key, j), 3),
-                             t["sigma"], phi, first == 0, st.gm[j])
-            st.gm[j] = b[-1]
+                             t["sigma"], phi, first == 0, np.array(st.gm[j]))
+            st.gm[j] = b[-1].tolist()
             gm = gm + b
         if t["rw_step"] > 0:
             x = t["rw_step"] * self.noise.normal_range(first, n, f"{key}_rw", 3)
             if first == 0:
                 x[0] = 0.0
-            rw, _ = lfilter([1.0], [1.0, -1.0], x, axis=0, zi=st.rw[None, :])
+            rw, _ = lfilter([1.0], [1.0, -1.0], x, axis=0, zi=np.array([st.rw]))
         else:
             rw = np.zeros((n, 3))
-        st.rw = rw[-1].copy()
+        st.rw = rw[-1].tolist()
         return gm, rw
 
     def _bias1(self, key: str, k: int) -> tuple[list[float], list[float]]:
@@ -440,26 +445,30 @@ class ImuModel:
         z = φ b_{k−1}, resp. z = b_RW,k−1), in the same order, so the same bits
         (``test_same_seed_one_by_one_equals_batch``)."""
         t, st = self._triads[key], self._state[key]
-        total = [0.0, 0.0, 0.0]
+        normals = self.noise.normals4_row
+        gm = st.gm
+        t0 = t1 = t2 = 0.0
+        sigma = t["sigma"]
         for j, (phi, gain, channel) in enumerate(zip(t["phis"], t["gains"], t["channels"])):
-            w = self.noise.normals4(k, channel).tolist()
-            prev = st.gm[j].tolist()
+            w0, w1, w2, _ = normals(k, channel)
             if k == 0:
-                b = [t["sigma"] * w[a] for a in range(3)]
+                b0, b1, b2 = sigma * w0, sigma * w1, sigma * w2
             else:
-                b = [phi * prev[a] + gain * w[a] for a in range(3)]
-            st.gm[j] = b
-            total = [total[a] + b[a] for a in range(3)]
-        rw = st.rw.tolist()
-        if t["rw_step"] > 0 and k > 0:
-            w = self.noise.normals4(k, f"{key}_rw").tolist()
-            rw = [rw[a] + t["rw_step"] * w[a] for a in range(3)]
-        elif t["rw_step"] > 0:
-            rw = [rw[a] + 0.0 for a in range(3)]
+                p0, p1, p2 = gm[j]
+                b0, b1, b2 = phi * p0 + gain * w0, phi * p1 + gain * w1, phi * p2 + gain * w2
+            gm[j] = [b0, b1, b2]
+            t0, t1, t2 = t0 + b0, t1 + b1, t2 + b2
+        rw = st.rw
+        step = t["rw_step"]
+        if step > 0 and k > 0:
+            w0, w1, w2, _ = normals(k, t["rw_channel"])
+            rw = [rw[0] + step * w0, rw[1] + step * w1, rw[2] + step * w2]
+        elif step > 0:
+            rw = [rw[0] + 0.0, rw[1] + 0.0, rw[2] + 0.0]
         else:
             rw = [0.0, 0.0, 0.0]
-        st.rw = np.array(rw)
-        return total, rw
+        st.rw = rw
+        return [t0, t1, t2], rw
 
     def run(self, f_true, w_true, temperature_c=None, thruster_speed=None) -> dict[str, np.ndarray]:
         """The next n samples. f_true, w_true: (n, 3) noise-free specific force (m/s²) and
@@ -531,11 +540,11 @@ class ImuModel:
             gm, rw = self._bias1(key, k)
             tc = tp.temperature_coeff
             bias = [gm[a] + rw[a] + d_temp * tc[a] for a in range(3)]
-            m = (x[None, :] @ tr["M"].T)[0].tolist()
+            m = (x[None, :] @ tr["MT"])[0].tolist()
             y = [m[a] + bias[a] for a in range(3)]
             if tp.noise_density > 0:
                 c = tp.noise_density / math.sqrt(self.dt)
-                wn = self.noise.normals4(k, f"{key}_white").tolist()
+                wn = self.noise.normals4_row(k, tr["white_channel"])
                 y = [y[a] + c * wn[a] for a in range(3)]
             if (tp.vibration_amplitude or tp.vibration_per_radps) and p.vibration_freqs_hz:
                 amp = tp.vibration_amplitude + tp.vibration_per_radps * thruster_speed

@@ -119,7 +119,11 @@ def test_draws_made_ahead_equal_the_one_sample_path():
             assert np.array_equal(ahead.normal_range(k, 1, ch, 3), plain.normal_range(k, 1, ch, 3)), k
             assert np.array_equal(ahead.normals4(k, ch), plain.normals4(k, ch)), k
             assert ahead.normal(k, ch) == plain.normal(k, ch)
+            row = plain.normals4(k, ch).tolist()
+            assert ahead.normals4_row(k, ch) == row and plain.normals4_row(k, ch) == row, k
     with pytest.raises(ValueError, match="sample indices"):
         ahead.normal(2**64, "gyro_white")
+    with pytest.raises(ValueError, match="sample indices"):
+        ahead.normals4_row(2**64, "accel_gm1")
     with pytest.raises(ValueError, match="sample indices"):
         ahead.normal(-1, "gyro_white")
