@@ -163,11 +163,11 @@ class OverheadCamera(Component):
                 worker.submit(self._frame_noise, k)
         r = self.renderer
         if state is None:
-            rad, boxes = r.radiance(None, return_boxes=True)
+            rad, boxes = r.radiance(None, return_boxes=True, reuse=True)
         else:
             pose = pose_from_state(state)
             rad, boxes = r.radiance(pose, t_ns * 1e-9, self.seed,
-                                    self._motion_px(state, pose), return_boxes=True)
+                                    self._motion_px(state, pose), return_boxes=True, reuse=True)
         if worker is not None:
             noise = pending.result()
             self._ahead = (k + 1, worker.submit(self._frame_noise, k + 1))

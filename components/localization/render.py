@@ -191,6 +191,7 @@ class Renderer:
         self._tags = [(t.id, np.asarray(t.center_b, float), *tag_axes_body(t.yaw_b_rad))
                       for t in setup.tags]
         self._ripple_waves = None
+        self._canvas: tuple[np.ndarray, list] | None = None  # (image, boxes drawn in it)
 
     def with_options(self, **changes) -> Renderer:
         """A renderer of the same camera with some options changed (shares the
@@ -202,6 +203,7 @@ class Renderer:
         r = copy.copy(self)
         r.options = opts
         r._ripple_waves = None
+        r._canvas = None
         return r
 
     # -- ripple ------------------------------------------------------------------
@@ -447,13 +449,32 @@ class Renderer:
 
     # -- images --------------------------------------------------------------------
 
+    def _floor_canvas(self) -> tuple[np.ndarray, list]:
+        """The renderer's own radiance image, the plain floor again: only the boxes the
+        last frame drew into are reset (not a new (H, W) image per frame)."""
+        level = self.options.floor_level
+        if self._canvas is None:
+            self._canvas = (np.full((self.height, self.width), level, dtype=np.float32), [])
+        img, drawn = self._canvas
+        for u0, v0, u1, v1 in drawn:
+            img[v0:v1 + 1, u0:u1 + 1] = level
+        drawn.clear()
+        return img, drawn
+
     def radiance(self, pose: Pose | None, t_s: float = 0.0, ripple_seed: int = 0,
                  motion_blur_px: tuple[float, float] | None = None,
-                 return_boxes: bool = False):
+                 return_boxes: bool = False, reuse: bool = False):
         """Noise-free radiance image (H, W) float32, blur applied (and, with
-        ``return_boxes``, the boxes outside which it is the plain floor)."""
+        ``return_boxes``, the boxes outside which it is the plain floor).
+
+        ``reuse``: drawn into the renderer's own image, valid until the next call with
+        ``reuse`` (the same values; for a caller that only exposes it, as ``render``)."""
         o = self.options
-        img = np.full((self.height, self.width), o.floor_level, dtype=np.float32)
+        if reuse:
+            img, drawn = self._floor_canvas()
+        else:
+            img = np.full((self.height, self.width), o.floor_level, dtype=np.float32)
+            drawn = []
         if pose is None:
             return (img, []) if return_boxes else img
         mb = o.motion_blur_px if motion_blur_px is None else motion_blur_px
@@ -469,10 +490,12 @@ class Renderer:
         visible = [(tag, box) for tag in self.tag_world(pose)
                    if (box := self.tag_box(tag, blur_extra)) is not None]
         boxes = [box for _, box in visible]
+        drawn.extend(boxes)  # (before drawing: a failure midway leaves them to reset)
         surfaces = self._surfaces(boxes, t_s, waves)
         for (tag, box), surface in zip(visible, surfaces):
             self.render_tag(img, box, tag, t_s, waves, surface)
         boxes = _merge_boxes(boxes)
+        drawn.extend(boxes)  # (a merged box may reach beyond those it merged: blurred)
         for box in boxes:
             u0, v0, u1, v1 = box
             region = img[v0:v1 + 1, u0:u1 + 1]
@@ -546,7 +569,8 @@ class Renderer:
                noise: FrameNoise | None = None) -> np.ndarray:
         """One 8-bit grey frame (H, W) of the vehicle at ``pose`` (None: no vehicle);
         ``noise``: as in ``expose``."""
-        rad, boxes = self.radiance(pose, t_s, ripple_seed, motion_blur_px, return_boxes=True)
+        rad, boxes = self.radiance(pose, t_s, ripple_seed, motion_blur_px, return_boxes=True,
+                                   reuse=True)
         return self.expose(rad, rng, boxes, noise)
 
 

@@ -2,8 +2,9 @@
 
 The renderer now keeps the light path of every pixel corner up to the water (a constant
 of the setup), shares one rippled surface between tags side by side, and draws its
-noise bits in one call; ``tests/support/render_reference.py`` is the renderer as it was
-before. Every image must be the same, bit for bit: poses across the frame, the vehicle
+noise bits in one call, and draws each frame into its own radiance image again (only the
+last frame's boxes reset); ``tests/support/render_reference.py`` is the renderer as it
+was before. Every image must be the same, bit for bit: poses across the frame, the vehicle
 partly out of view, tilted, with a tag out of the water at the surface, with ripple,
 motion blur and noise, on the rig's camera and on a tilted, strongly distorted one, and
 with the noise drawn from each kind of bit generator (the fast path takes 64-bit words
