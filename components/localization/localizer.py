@@ -162,6 +162,7 @@ class Localizer(Component):
         self._stats = {"images": 0, "valid": 0, "refused": 0}
         self._sq_err: list[float] = []
         self._truth: list[vehicle_pb2.VehicleState] = []
+        self._truth_t: list[int] = []  # their stamps, ns
 
     # -- inputs -------------------------------------------------------------------
 
@@ -183,19 +184,19 @@ class Localizer(Component):
         return float(d_s - lever[2])
 
     def _truth_at(self, t_ns: int):
-        best = None
-        for s in self._truth:
-            dt = abs(s.header.sim_time_ns - t_ns)
-            if best is None or dt < abs(best.header.sim_time_ns - t_ns):
-                best = s
-        return best
+        """The truth state stamped nearest t_ns (the first of equals), or None."""
+        if not self._truth:
+            return None
+        return self._truth[int(np.argmin(np.abs(np.array(self._truth_t) - t_ns)))]
 
     # -- step ---------------------------------------------------------------------
 
     def step(self, t_ns, dt_ns, inputs):
         for s in inputs.get("truth", []):
             self._truth.append(s)
-        self._truth = self._truth[-64:]
+            self._truth_t.append(s.header.sim_time_ns)
+        if len(self._truth) > 64:
+            del self._truth[:-64], self._truth_t[:-64]
         value = inputs.get("image")
         if value is None:
             return None

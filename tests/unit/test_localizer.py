@@ -404,3 +404,25 @@ def test_bad_acquire_decimate_is_refused_by_name():
 
     with pytest.raises(ParameterError, match="acquire_decimate must be >= 1"):
         host(Localizer(), "localizer", acquire_decimate=0.5)
+
+
+def test_the_truth_is_the_state_stamped_nearest_the_image():
+    """The truth stamped on a pose is the truth state nearest the image's time (the
+    first of two equally near), from the newest 64 received."""
+    loc = Localizer()
+    loc._truth, loc._truth_t = [], []
+
+    def state(t):
+        s = vehicle_pb2.VehicleState()
+        s.header.sim_time_ns = t
+        return s
+
+    loc.step(0, 1, {"truth": [state(t) for t in (10, 20, 30, 40)]})
+    assert loc._truth_at(24).header.sim_time_ns == 20
+    assert loc._truth_at(25).header.sim_time_ns == 20  # equally near: the first
+    assert loc._truth_at(26).header.sim_time_ns == 30
+    assert loc._truth_at(-5).header.sim_time_ns == 10
+    loc.step(1, 1, {"truth": [state(100 + t) for t in range(70)]})
+    assert len(loc._truth) == len(loc._truth_t) == 64
+    assert loc._truth_at(0).header.sim_time_ns == 106  # the oldest kept
+    assert [s.header.sim_time_ns for s in loc._truth] == loc._truth_t
