@@ -63,7 +63,7 @@ class RunObserver:
         self.recorder = recorder
         self.live = live  # orchestrator/live.py LiveView, or None (--live)
         self._live: list[int] = []
-        self.digest = Digest(background=True)
+        self.digest = Digest()
         # Bound once: write() runs for every message of the run.
         self._hash = self.digest.update_prefixed
         self._record = recorder.write if recorder is not None else None

@@ -239,38 +239,6 @@ def test_digest_encoding_by_hand() -> None:
     assert Digest().hexdigest() == hashlib.sha256(b"").hexdigest()
 
 
-def test_background_digest_equals_the_digest_hashed_at_once() -> None:
-    """Digest(background=True) (the run's: 256 KiB pieces hashed by a worker thread)
-    gives the same digest as hashing each record at once: small records, attachments
-    larger than a piece, a buffer the sender changes right after handing it over,
-    hexdigest in the middle (hashing goes on) and two digests fed in turns."""
-    import numpy as np
-
-    rng = np.random.default_rng(2)
-    now, later = Digest(), Digest(background=True)
-    other, other_now = Digest(background=True), Digest()
-    buf = np.zeros(700_000, np.uint8)  # a camera reusing its frame buffer
-    for i in range(3000):
-        payload = rng.bytes(int(rng.integers(0, 300)))
-        att = None
-        if i % 97 == 0:
-            buf[:] = rng.integers(0, 256, buf.size, dtype=np.uint8)
-            att = buf
-        elif i % 13 == 0:
-            att = memoryview(rng.bytes(int(rng.integers(1, 5000))))
-        for d in (now, later):
-            d.update(f"/c{i % 7}/out", i * 1_000 - 50, payload, att)
-        other.update("/x/y", i, payload)
-        other_now.update("/x/y", i, payload)
-        if att is buf:
-            buf[:] = 0  # changed as soon as the call returns: the digest has its copy
-        if i in (5, 1500):
-            assert later.hexdigest() == now.hexdigest()
-    assert later.count == now.count == 3000
-    assert later.hexdigest() == now.hexdigest()
-    assert other.hexdigest() == other_now.hexdigest() != now.hexdigest()
-
-
 def _many(path: Path, n: int = 400, close: bool = True) -> tuple[Recorder, list[Expected]]:
     rec = Recorder(path, chunk_size=1024)
     ch = rec.add_topic("/vehicle/state", "moonpool.v1.VehicleState")
