@@ -238,3 +238,28 @@ def test_renderer_tag_map_is_bilinear_within_a_pixel_to_1e5_cell(name):
     err = max(np.abs(bilinear(col) - col_exact).max(), np.abs(bilinear(row) - row_exact).max())
     print(f"{name}: bilinear tag map error {err:.1e} cell")
     assert err < 1e-5
+
+
+@pytest.mark.parametrize("dist", [
+    Distortion(-0.05, 0.012, 0.0004, -0.0003, 0.0),   # the rig's camera
+    Distortion(-0.32, 0.11, 0.002, -0.0015, -0.02),   # a strongly distorted wide lens
+    Distortion(0.0, 0.0, 0.003, 0.002, 0.0),          # tangential only
+])
+def test_undistorting_a_few_points_is_the_vectorised_newton(dist, monkeypatch):
+    """Distortion.remove of a few points (a detection's corners: Python floats) gives
+    the vectorised Newton's values bit for bit: as many iterations (until every point
+    has converged), the same operations; shapes kept; a point whose Jacobian is
+    singular or NaN leaves it to the vectorised path."""
+    import moonpool.components.localization.refraction as refraction
+
+    rng = np.random.default_rng(4)
+    cases = [rng.uniform(-0.8, 0.8, size=(n, 2)) for n in (1, 4, 8, 12, 32) for _ in range(40)]
+    cases += [rng.uniform(-0.8, 0.8, size=(2, 4, 2)), np.zeros((3, 2)),
+              np.array([[0.1, np.nan], [0.2, 0.3]]), np.array([[0.1, -0.0], [-0.0, 0.0]])]
+    few = [dist.remove(c[..., 0], c[..., 1]) for c in cases]
+    monkeypatch.setattr(refraction, "_FEW", 0)  # every call through NumPy
+    for c, (x, y) in zip(cases, few):
+        vx, vy = dist.remove(c[..., 0], c[..., 1])
+        assert x.shape == vx.shape == c.shape[:-1]
+        assert x.view(np.int64).tolist() == vx.view(np.int64).tolist(), c
+        assert y.view(np.int64).tolist() == vy.view(np.int64).tolist(), c
