@@ -221,11 +221,17 @@ class RefractiveCamera:
         when already known (several target heights for the same rays)."""
         z = np.broadcast_to(np.asarray(z, dtype=float), d.shape[:-1])
         S, t = self.surface_hits(d) if hits is None else hits
+        below = z >= self.water_z
+        if below.all():  # every target under the water (a tag's corners): no air ray
+            with np.errstate(divide="ignore", invalid="ignore"):
+                P = S + ((z - self.water_z) / t[..., 2])[..., None] * t
+            P[~(d[..., 2] > 0)] = np.nan
+            return P
         with np.errstate(divide="ignore", invalid="ignore"):
             under = S + ((z - self.water_z) / t[..., 2])[..., None] * t
             s_air = (z - self.C[2]) / d[..., 2]
             over = self.C + s_air[..., None] * d
-        below = (z >= self.water_z)[..., None]
+        below = below[..., None]
         P = np.where(below, under, over)
         bad = ~(d[..., 2] > 0) | (~below[..., 0] & ~(s_air > 0))
         P[bad] = np.nan

@@ -263,3 +263,20 @@ def test_undistorting_a_few_points_is_the_vectorised_newton(dist, monkeypatch):
         assert x.shape == vx.shape == c.shape[:-1]
         assert x.view(np.int64).tolist() == vx.view(np.int64).tolist(), c
         assert y.view(np.int64).tolist() == vy.view(np.int64).tolist(), c
+
+
+def test_back_projection_of_targets_all_under_the_water_takes_the_same_values():
+    """back_project_rays with every target under the water (a tag's corners: the
+    under-water path alone) gives the values the general path gives those points when
+    one target above the water sends the call through both paths."""
+    cam = RefractiveCamera(example_setup())
+    rng = np.random.default_rng(6)
+    px = rng.uniform([0, 0], [1280, 720], size=(40, 2))
+    d = cam.rays(cam.normalized(px))
+    z = cam.water_z + rng.uniform(0.0, 2.0, 40)
+    z[::9] = cam.water_z  # at the surface itself: still under
+    under = cam.back_project_rays(d, z)
+    both = cam.back_project_rays(np.vstack([d, d[:1]]), np.append(z, cam.water_z - 0.5))
+    assert np.all(np.isfinite(under))
+    assert under.view(np.int64).tolist() == both[:-1].view(np.int64).tolist()
+    assert both[-1, 2] == pytest.approx(cam.water_z - 0.5)  # the air point, seen straight
