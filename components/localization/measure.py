@@ -155,6 +155,43 @@ class RefractionMeasurer:
         r = p + q @ R2.T - X
         return p[0], p[1], yaw, r, q, ok
 
+    def _solve_many(self, rays: np.ndarray, cb: np.ndarray, cases: list[tuple[float, float, float]],
+                    hits) -> list:
+        """``_solve`` for each (depth, roll, pitch) of ``cases`` (the fit and its
+        finite differences), at once: the back-projections, means and sums of all the
+        cases in one NumPy call each, on the same values in the same order (the
+        per-case rotations and products stay per case), so the same bits as solving
+        them one by one (``test_solving_the_cases_together_gives_the_same_bits``).
+        Only the first case's residuals, q and mask are returned (the others: None);
+        a corner that cannot be back-projected in some case sends them all one by one."""
+        cam = self.camera
+        ct = np.stack([cb @ rot_from_euler(roll, pitch, 0.0).T for _, roll, pitch in cases])
+        z = np.array([cam.water_z + depth for depth, _, _ in cases])[:, None] + ct[:, :, 2]
+        shape = (len(cases),) + rays.shape
+        S, t = hits
+        P = cam.back_project_rays(np.broadcast_to(rays, shape), z,
+                                  (np.broadcast_to(S, shape), np.broadcast_to(t, shape)))
+        X = P[:, :, :2]
+        ok = np.all(np.isfinite(X), axis=2)
+        if not ok.all() or ok.shape[1] < 2:
+            return [self._solve(rays, cb, *c, hits) for c in cases]
+        X, q = np.ascontiguousarray(X), np.ascontiguousarray(ct[:, :, :2])
+        qm, Xm = q.mean(axis=1), X.mean(axis=1)
+        qc, Xc = q - qm[:, None, :], X - Xm[:, None, :]
+        a = np.sum(qc * Xc, axis=(1, 2)).tolist()
+        b = np.sum(qc[:, :, 0] * Xc[:, :, 1] - qc[:, :, 1] * Xc[:, :, 0], axis=1).tolist()
+        out = []
+        for k in range(len(cases)):
+            yaw = math.atan2(b[k], a[k])
+            c, s = math.cos(yaw), math.sin(yaw)
+            R2 = np.array([[c, -s], [s, c]])
+            p = Xm[k] - R2 @ qm[k]
+            if k:
+                out.append((p[0], p[1], yaw, None, None, None))
+            else:
+                out.append((p[0], p[1], yaw, p + q[0] @ R2.T - X[0], q[0], ok[0]))
+        return out
+
     def measure(self, detections: list[Detection], depth_m: float, roll_rad: float,
                 pitch_rad: float) -> Measurement:
         m = self.method
@@ -195,12 +232,24 @@ class RefractionMeasurer:
         cb = np.concatenate([self.setup.corners_body(d.id) for d in dets])
         rays = self.camera.rays(self.camera.normalized(px))  # undistorted once
         hits = self.camera.surface_hits(rays)  # and refracted once, for the seven solutions
-        sol = self._solve(rays, cb, depth, roll, pitch, hits)
+        o = self.options
+        # The fit, then the fits with the depth and the tilt moved by ± a step each
+        # (central differences propagate their uncertainty), solved together.
+        steps = (1e-4, 1e-5, 1e-5)
+        sig = (o.depth_sigma_m, o.attitude_sigma_rad, o.attitude_sigma_rad)
+        cases = [(depth, roll, pitch)]
+        for k, h in enumerate(steps):
+            if sig[k] > 0:
+                for sign in (1, -1):
+                    args = [depth, roll, pitch]
+                    args[k] += sign * h
+                    cases.append(tuple(args))
+        sols = self._solve_many(rays, cb, cases, hits)
+        sol = sols[0]
         if sol is None:
             return None
         x, y, yaw, r, q, ok = sol
         n = int(ok.sum())
-        o = self.options
         dof = 2 * n - 3
         s2 = float(np.sum(r * r) / dof) if dof > 0 else 0.0
         s2 = max(s2, o.sigma_floor_m ** 2)
@@ -214,17 +263,11 @@ class RefractionMeasurer:
         cov = s2 * np.linalg.inv(J.T @ J)
         # Propagate the depth and tilt uncertainty (central differences).
         G = np.zeros((3, 3))
-        steps = (1e-4, 1e-5, 1e-5)
-        sig = (o.depth_sigma_m, o.attitude_sigma_rad, o.attitude_sigma_rad)
+        pairs = iter(sols[1:])
         for k, h in enumerate(steps):
             if sig[k] <= 0:
                 continue
-            args_p = [depth, roll, pitch]
-            args_m = [depth, roll, pitch]
-            args_p[k] += h
-            args_m[k] -= h
-            sp = self._solve(rays, cb, *args_p, hits)
-            sm = self._solve(rays, cb, *args_m, hits)
+            sp, sm = next(pairs), next(pairs)
             if sp is None or sm is None:
                 continue
             G[:, k] = [(sp[0] - sm[0]) / (2 * h), (sp[1] - sm[1]) / (2 * h),

@@ -426,3 +426,42 @@ def test_the_truth_is_the_state_stamped_nearest_the_image():
     assert len(loc._truth) == len(loc._truth_t) == 64
     assert loc._truth_at(0).header.sim_time_ns == 106  # the oldest kept
     assert [s.header.sim_time_ns for s in loc._truth] == loc._truth_t
+
+
+def _bits(v) -> list[int]:
+    return np.asarray(v, dtype=float).ravel().view(np.int64).tolist()
+
+
+def test_solving_the_cases_together_gives_the_same_bits():
+    """The refraction fit solves itself and its six finite-difference cases together
+    (_solve_many): each the same, bit for bit, as solving it alone (_solve): random
+    tag poses seen by the rig's camera, one or both tags, and corners that cannot be
+    back-projected (then all are solved one by one)."""
+    setup = example_setup()
+    meas = RefractionMeasurer(setup)
+    cam = meas.camera
+    rng = np.random.default_rng(12)
+    for trial in range(200):
+        ids = [t.id for t in setup.tags][: 1 + trial % 2]
+        cb = np.concatenate([setup.corners_body(i) for i in ids])
+        x, y = rng.uniform(-1.5, 1.5, 2)
+        depth, roll, pitch, yaw = rng.uniform(0.2, 1.8), *rng.normal(0, 0.05, 2), rng.uniform(-3, 3)
+        R = np.array([[math.cos(yaw), -math.sin(yaw), 0], [math.sin(yaw), math.cos(yaw), 0],
+                      [0, 0, 1]])
+        world = np.array([x, y, cam.water_z + depth]) + cb @ R.T
+        px = cam.project(world) + rng.normal(0, 0.3, (len(cb), 2))
+        rays = cam.rays(cam.normalized(px))
+        if trial % 25 == 0:
+            rays[1] = [0.0, 0.0, -1.0]  # looking up: never reaches the water
+        hits = cam.surface_hits(rays)
+        cases = [(depth, roll, pitch)] + [
+            tuple(v + s * h * (j == k) for j, v in enumerate((depth, roll, pitch)))
+            for k, h in enumerate((1e-4, 1e-5, 1e-5)) for s in (1, -1)]
+        together = meas._solve_many(rays, cb, cases, hits)
+        for k, (case, got) in enumerate(zip(cases, together)):
+            alone = meas._solve(rays, cb, *case, hits)
+            assert _bits(got[:3]) == _bits(alone[:3]), (trial, k)
+            if k == 0:
+                x_, y_, yaw_, r, q, ok = got
+                assert _bits(r) == _bits(alone[3]) and _bits(q) == _bits(alone[4])
+                assert ok.tolist() == alone[5].tolist()
