@@ -150,13 +150,16 @@ class KeyedNoise:
         """:meth:`normals4` as a list of four Python floats (the same values), for a
         step computed in floats; with draws ahead, a row of them converted once per
         block (do not modify it)."""
+        got = self._ahead_rows.get(channel)
+        if got is not None:
+            i = index - got[0]
+            if 0 <= i < len(got[1]):
+                return got[1][i]
         if self.ahead > 1:
-            first, rows = self._ahead_rows.get(channel, (-1, None))
-            if rows is None or not 0 <= index - first < len(rows):
-                self._normals_of(int(index), channel)  # the block holding index
-                first, z = self._ahead[channel]
-                rows = z.tolist()
-                self._ahead_rows[channel] = (first, rows)
+            self._normals_of(int(index), channel)  # the block holding index
+            first, z = self._ahead[channel]
+            rows = z.tolist()
+            self._ahead_rows[channel] = (first, rows)
             return rows[index - first]
         return self._normals_of(int(index), channel).tolist()
 

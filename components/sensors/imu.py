@@ -406,6 +406,8 @@ class ImuModel:
                                      rw_step=tp.random_walk * math.sqrt(self.dt), phases=phases,
                                      rw_channel=f"{key}_rw", white_channel=f"{key}_white")
             self._triads[key]["MT"] = self._triads[key]["M"].T
+            # run's white-noise factor, N / √dt, made once
+            self._triads[key]["white_gain"] = tp.noise_density / math.sqrt(self.dt)
         self.reset()
 
     def reset(self) -> None:
@@ -537,15 +539,15 @@ class ImuModel:
         for key, x in (("gyro", w_true), ("accel", f_true)):
             tr = self._triads[key]
             tp: TriadErrors = tr["tp"]
-            gm, rw = self._bias1(key, k)
-            tc = tp.temperature_coeff
-            bias = [gm[a] + rw[a] + d_temp * tc[a] for a in range(3)]
-            m = (x[None, :] @ tr["MT"])[0].tolist()
-            y = [m[a] + bias[a] for a in range(3)]
+            (g0, g1, g2), (r0, r1, r2) = self._bias1(key, k)
+            c0, c1, c2 = tp.temperature_coeff
+            bias = [g0 + r0 + d_temp * c0, g1 + r1 + d_temp * c1, g2 + r2 + d_temp * c2]
+            m0, m1, m2 = (x[None, :] @ tr["MT"])[0].tolist()
+            y = [m0 + bias[0], m1 + bias[1], m2 + bias[2]]
             if tp.noise_density > 0:
-                c = tp.noise_density / math.sqrt(self.dt)
-                wn = self.noise.normals4_row(k, tr["white_channel"])
-                y = [y[a] + c * wn[a] for a in range(3)]
+                c = tr["white_gain"]
+                w0, w1, w2, _ = self.noise.normals4_row(k, tr["white_channel"])
+                y = [y[0] + c * w0, y[1] + c * w1, y[2] + c * w2]
             if (tp.vibration_amplitude or tp.vibration_per_radps) and p.vibration_freqs_hz:
                 amp = tp.vibration_amplitude + tp.vibration_per_radps * thruster_speed
                 vib = [0.0, 0.0, 0.0]
@@ -553,8 +555,9 @@ class ImuModel:
                     sj = np.sin(2.0 * math.pi * fj * t + ph).tolist()
                     vib = [vib[a] + sj[a] for a in range(3)]
                 y = [y[a] + amp * vib[a] for a in range(3)]
-            if tp.lsb > 0:
-                y = [tp.lsb * rint(y[a] / tp.lsb) for a in range(3)]
+            lsb = tp.lsb
+            if lsb > 0:
+                y = [lsb * rint(y[0] / lsb), lsb * rint(y[1] / lsb), lsb * rint(y[2] / lsb)]
             sat = False
             if tp.range > 0:
                 r = tp.range
@@ -760,6 +763,8 @@ class ImuSensor(Component):
                 _put(msg.specific_force_mps2, out["accel"])
                 _put(msg.angular_rate_radps, out["gyro"])
                 set_valid(msg.validity)
+        if not self.latency.latency_ns:  # released at once (what push, pop_ready give)
+            return {"imu": msg}
         self.latency.push(t_ns, msg)
         ready = self.latency.pop_ready(t_ns)
         return {"imu": ready[-1]} if ready else None
