@@ -521,6 +521,12 @@ class NavigationFilter(Component):
             todo = self.pending[bisect.bisect_left(self.pending, first.key, key=_key):]
         else:
             todo = self.pending[bisect.bisect_right(self.pending_t, base_t):]
+        self._replay(i, todo, t_ns)
+
+    def _replay(self, i: int, todo: list[Measurement], t_ns: int) -> None:
+        """From the restored snapshot ``i - 1``: apply ``todo`` (key order) and make the
+        snapshots ``i ..`` again at their times, then one at ``t_ns``."""
+        times = self.history_t
         later = times[i:]
         del times[i:], self.history[i:]
         k = 0

@@ -314,30 +314,20 @@ def test_linear_kalman_is_filterpys_arithmetic_bit_for_bit():
 
 class _ReplayEverything(NavigationFilter):
     """The rollback by its definition: back to the newest snapshot strictly before the
-    earliest new measurement, every pending measurement after it applied again."""
+    earliest new measurement, every pending measurement after it applied again (the
+    replay itself is the filter's own)."""
 
     def _apply_in_time_order(self, new, t_ns):
         import bisect
 
         times = self.history_t
         i = bisect.bisect_left(times, min(m.t_ns for m in new))
-        base_t = times[i - 1]
         self.f.restore(self.history[i - 1])
-        later = times[i:]
-        del times[i:], self.history[i:]
         for m in new:
             j = bisect.bisect_right(self.pending, m.key, key=lambda p: p.key)
             self.pending.insert(j, m)
             self.pending_t.insert(j, m.t_ns)
-        todo = self.pending[bisect.bisect_right(self.pending_t, base_t):]
-        k = 0
-        for s in later + [t_ns]:
-            while k < len(todo) and todo[k].t_ns <= s:
-                self.f.apply(todo[k])
-                k += 1
-            self.f.predict_to(s)
-            times.append(s)
-            self.history.append(self.f.save())
+        self._replay(i, self.pending[bisect.bisect_right(self.pending_t, times[i - 1]):], t_ns)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
