@@ -121,6 +121,15 @@ class MeasurerOptions:
     and if that does not help the measurement is refused."""
 
 
+def _rotation_and_offset(a: float, b: float, qm: np.ndarray, Xm: np.ndarray):
+    """The 2-D rigid fit's closing step: yaw = atan2(b, a) from the centred sums
+    a = Σ q·X and b = Σ q × X, its rotation R2 and the offset p = X̄ − R2 q̄."""
+    yaw = math.atan2(b, a)
+    c, s = math.cos(yaw), math.sin(yaw)
+    R2 = np.array([[c, -s], [s, c]])
+    return yaw, R2, Xm - R2 @ qm
+
+
 class RefractionMeasurer:
     """Refraction-aware horizontal position and yaw from tag corners, depth and tilt."""
 
@@ -148,10 +157,7 @@ class RefractionMeasurer:
         qc, Xc = q - qm, X - Xm
         a = float(np.sum(qc * Xc))
         b = float(np.sum(qc[:, 0] * Xc[:, 1] - qc[:, 1] * Xc[:, 0]))
-        yaw = math.atan2(b, a)
-        c, s = math.cos(yaw), math.sin(yaw)
-        R2 = np.array([[c, -s], [s, c]])
-        p = Xm - R2 @ qm
+        yaw, R2, p = _rotation_and_offset(a, b, qm, Xm)
         r = p + q @ R2.T - X
         return p[0], p[1], yaw, r, q, ok
 
@@ -182,10 +188,7 @@ class RefractionMeasurer:
         b = np.sum(qc[:, :, 0] * Xc[:, :, 1] - qc[:, :, 1] * Xc[:, :, 0], axis=1).tolist()
         out = []
         for k in range(len(cases)):
-            yaw = math.atan2(b[k], a[k])
-            c, s = math.cos(yaw), math.sin(yaw)
-            R2 = np.array([[c, -s], [s, c]])
-            p = Xm[k] - R2 @ qm[k]
+            yaw, R2, p = _rotation_and_offset(a[k], b[k], qm[k], Xm[k])
             if k:
                 out.append((p[0], p[1], yaw, None, None, None))
             else:

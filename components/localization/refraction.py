@@ -107,15 +107,7 @@ class Distortion:
         bits (``test_undistorting_a_few_points_is_the_vectorised_newton``), at a
         fraction of NumPy's per-call cost on a handful of values. None when a Jacobian
         is singular (NumPy's path then gives its inf / NaN)."""
-        k1, k2, k3, p1, p2 = self.k1, self.k2, self.k3, self.p1, self.p2
-        p1x2, p2x2 = 2.0 * p1, 2.0 * p2
-
-        def apply(x, y):
-            r2 = x * x + y * y
-            radial = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3))
-            return (x * radial + p1x2 * x * y + p2 * (r2 + 2.0 * x * x),
-                    y * radial + p1 * (r2 + 2.0 * y * y) + p2x2 * x * y)
-
+        apply, jacobian = self.apply, self.jacobian  # plain arithmetic: floats work
         pts = list(zip(xd, yd))
         xy = list(pts)
         for _ in range(3):
@@ -129,17 +121,12 @@ class Distortion:
             for (x, y), (u, v) in zip(xy, pts):
                 fx, fy = apply(x, y)
                 ex, ey = fx - u, fy - v
-                r2 = x * x + y * y
-                radial = 1.0 + r2 * (k1 + r2 * (k2 + r2 * k3))
-                dr = k1 + r2 * (2.0 * k2 + 3.0 * k3 * r2)
-                a = radial + 2.0 * x * x * dr + p1x2 * y + 6.0 * p2 * x
-                b = 2.0 * x * y * dr + p1x2 * x + p2x2 * y
-                d = radial + 2.0 * y * y * dr + 6.0 * p1 * y + p2x2 * x
-                det = a * d - b * b
+                a, b, c, d = jacobian(x, y)
+                det = a * d - b * c
                 if det == 0.0 or det != det:
                     return None
                 dx = (d * ex - b * ey) / det
-                dy = (a * ey - b * ex) / det
+                dy = (a * ey - c * ex) / det
                 x, y = x - dx, y - dy
                 nxt.append((x, y))
                 if not abs(dx) + abs(dy) <= tol * (1.0 + abs(x) + abs(y)):

@@ -76,12 +76,22 @@ def _v3(v) -> np.ndarray:
     return np.array([v.x, v.y, v.z])
 
 
+def floats3(v) -> tuple[float, float, float]:
+    """A Vector3 message as three Python floats (a sensor's per-step arithmetic)."""
+    return v.x, v.y, v.z
+
+
+def quaternion_of(state) -> tuple[float, float, float, float]:
+    """The state's orientation (w, x, y, z) as Python floats; an unset (all-zero)
+    quaternion is the identity."""
+    q = state.orientation
+    quat = (q.w, q.x, q.y, q.z)
+    return quat if any(quat) else (1.0, 0.0, 0.0, 0.0)
+
+
 def truth_from_state(state) -> Truth:
     """A moonpool.v1.VehicleState as arrays."""
-    q = state.orientation
-    quat = np.array([q.w, q.x, q.y, q.z])
-    if not np.any(quat):
-        quat = np.array([1.0, 0.0, 0.0, 0.0])
+    quat = np.array(quaternion_of(state))
     return Truth(_v3(state.position_ned_m), quat, _v3(state.linear_velocity_body_mps),
                  _v3(state.angular_velocity_body_radps), _v3(state.linear_acceleration_body_mps2),
                  _v3(state.angular_acceleration_body_radps2), state.water_density_kgpm3)

@@ -54,7 +54,7 @@ from ..sdk.component import Component, Port, param
 from ..sdk.errors import ParameterError
 from ..sdk.frames import cross, rot_from_quat, rot_rows
 from ..sdk.noise import KeyedNoise
-from .common import G, Latency, Mount, refuse, rint, set_valid
+from .common import G, Latency, Mount, floats3, quaternion_of, refuse, rint, set_valid
 
 FLICKER_FACTOR = 0.664
 """Allan floor of flicker (bias instability) noise: σ_min = sqrt(2 ln 2 / π) B."""
@@ -729,14 +729,11 @@ class ImuSensor(Component):
         msg = sensors_pb2.Imu(header=self.header(t_ns, self.name))
         f_true = w_true = _ZERO3
         if state is not None:
-            q = state.orientation
-            quat = (q.w, q.x, q.y, q.z)
-            if not any(quat):
-                quat = (1.0, 0.0, 0.0, 0.0)
             f_true, w_true = specific_force_and_rate1(
-                quat, _f3(state.linear_velocity_body_mps), _f3(state.angular_velocity_body_radps),
-                _f3(state.linear_acceleration_body_mps2),
-                _f3(state.angular_acceleration_body_radps2), self.mount)
+                quaternion_of(state), floats3(state.linear_velocity_body_mps),
+                floats3(state.angular_velocity_body_radps),
+                floats3(state.linear_acceleration_body_mps2),
+                floats3(state.angular_acceleration_body_radps2), self.mount)
         # The bias processes advance every sample, refused or not (sample k = step k).
         p = self.p
         temp = p.temperature_c + p.temperature_rate_cps * k * self.dt  # self.temperature(k)
@@ -772,10 +769,6 @@ class ImuSensor(Component):
 
 def _put(v, a) -> None:
     v.x, v.y, v.z = a[0], a[1], a[2]
-
-
-def _f3(v) -> tuple[float, float, float]:
-    return v.x, v.y, v.z
 
 
 _ZERO3 = np.zeros(3)

@@ -30,7 +30,8 @@ from ..sdk.component import Port, param
 from ..sdk.errors import ParameterError
 from ..sdk.frames import rot_from_quat, rot_rows
 from ..sdk.noise import KeyedNoise
-from .common import G, P_ATM, Mount, SensorComponent, refuse, rint, set_valid
+from .common import (G, P_ATM, Mount, SensorComponent, floats3, quaternion_of, refuse, rint,
+                     set_valid)
 from .environment import WaterColumn
 
 VALID = 0
@@ -243,10 +244,7 @@ class PressureSensor(SensorComponent):
         if state is None:
             refuse(msg.validity, common_pb2.REFUSAL_REASON_NOT_READY, "no vehicle state received yet")
         else:
-            q, pos = state.orientation, state.position_ned_m
-            quat = (q.w, q.x, q.y, q.z)
-            if not any(quat):
-                quat = (1.0, 0.0, 0.0, 0.0)
-            reason, value, true_p, depth = self.model.measure1((pos.x, pos.y, pos.z), quat, k)
+            reason, value, true_p, depth = self.model.measure1(
+                floats3(state.position_ned_m), quaternion_of(state), k)
             fill(msg, reason, value, true_p, depth, self.sensor_params)
         return msg
