@@ -42,6 +42,8 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
 fi
 # The FMUs moonpool ships (fmus/build/*.fmu), rebuilt only when their sources change.
 if [ -x scripts/build-fmus.sh ]; then scripts/build-fmus.sh >&2; fi
-# The ray engine's packet loop (components/world/embree_packets.c), compiled once per
+# The C loops (components/world/embree_packets.c: the ray engine's packets;
+# components/localization/pool_trace.c: the pool camera's pixels), compiled once per
 # source version; done here so that no test or run pays for it.
 .venv/bin/python -m moonpool.components.world.native >&2
+.venv/bin/python -m moonpool.components.localization.pool_loops >&2

@@ -7,9 +7,9 @@ the step time. Before a state arrives it shows the empty pool. Noise of frame k 
 drawn from a Philox generator keyed by (seed, instance name, "image") at counter
 (0, k, 0, 0): the same frames in any process. That noise (the gain's jitter and the
 exposed plain floor, ``Renderer.frame_noise``) does not depend on the vehicle, so a
-worker thread makes frame k + 1's while the rig steps on (NumPy releases the GIL for
-it), and frame k's own while the tags are traced if it was not made ahead: the same
-bits, on the machine's other core.
+worker thread makes frame k + 1's from the start of frame k's step, while the tags are
+traced (NumPy and the renderer's C loops release the GIL), and frame k's own first if it
+was not made ahead: the same bits, on the machine's other core.
 """
 
 from __future__ import annotations
@@ -161,6 +161,9 @@ class OverheadCamera(Component):
             ahead, self._ahead = self._ahead, None
             pending = ahead[1] if ahead is not None and ahead[0] == k else \
                 worker.submit(self._frame_noise, k)
+            # The next frame's now: the worker makes it while this frame's tags are traced
+            # (the C loops release the GIL), not over the next components' steps.
+            self._ahead = (k + 1, worker.submit(self._frame_noise, k + 1))
         r = self.renderer
         if state is None:
             rad, boxes = r.radiance(None, return_boxes=True, reuse=True)
@@ -170,7 +173,6 @@ class OverheadCamera(Component):
                                     self._motion_px(state, pose), return_boxes=True, reuse=True)
         if worker is not None:
             noise = pending.result()
-            self._ahead = (k + 1, worker.submit(self._frame_noise, k + 1))
         return r.expose(rad, rng, boxes, noise)
 
     def step(self, t_ns, dt_ns, inputs):

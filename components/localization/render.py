@@ -26,6 +26,13 @@ Ripple (optional): the surface is z = water_z + sum_i A_i sin(k_i . (x, y) - w_i
 + phi_i) with capillary-gravity dispersion w^2 = g k + (sigma / rho) k^3; each traced
 ray meets it by one fixed-point step from the flat plane and refracts about the local
 normal (small-slope approximation; slopes are ~1e-2).
+
+The loops over corners and pixels (the ripple, the tracing onto a tag's plane, the
+compositing, the exposure) are C, ``pool_trace.c`` (``pool_loops.py``), compiled once
+per machine by ``scripts/setup.sh``; this module prepares their inputs. The spatial
+part of each ripple component's phase is a constant of the setup too: its sine and
+cosine are kept per corner (with the rays), and the phase at time t comes by angle
+addition.
 """
 
 from __future__ import annotations
@@ -40,8 +47,11 @@ import numpy as np
 from scipy.special import ndtri
 
 from ..sdk.frames import rot_from_euler
+from .pool_loops import loops as _loops
+from .pool_loops import ptr as _ptr
+from .pool_loops import row_stride as _rows
 from .pool_setup import PoolSetup
-from .refraction import RefractiveCamera, refract
+from .refraction import RefractiveCamera
 from .tags import tag_axes_body, tag_family
 
 G = 9.80665
@@ -130,6 +140,20 @@ class Pose:
         return rot_from_euler(self.roll, self.pitch, self.yaw)
 
 
+# The 16 points of a tag's outer ring that tag_box projects, as multiples (a, b) of
+# (top, right) (column vectors): 5 per side, the corners once.
+_RING = tuple(np.array([[x] for x in col]) for col in zip(
+    *[(a, b) for a in np.linspace(-1.0, 1.0, 5) for b in np.linspace(-1.0, 1.0, 5)
+      if abs(a) == 1 or abs(b) == 1]))
+
+
+def _wave_table(waves, t_s: float) -> np.ndarray:
+    """Per ripple component (A, kx, ky, cos(w t), sin(w t)): what ``pool_trace.c`` needs
+    of it at time t_s."""
+    return np.array([(A, kx, ky, math.cos(w * t_s), math.sin(w * t_s))
+                     for A, kx, ky, w, _ in waves], dtype=float)
+
+
 _NORMAL_LUT = ndtri((np.arange(65536, dtype=np.float64) + 0.5) / 65536.0).astype(np.float32)
 
 
@@ -159,6 +183,28 @@ def standard_normals(rng: np.random.Generator, shape: tuple[int, ...]) -> np.nda
     return _NORMAL_LUT[random_uint16(rng, shape)]
 
 
+class _Phases:
+    """The spatial part of each ripple component's phase at the flat-water point (x, y)
+    of every pixel corner, phi = kx x + ky y + ph: its sine and cosine. Constants of the
+    setup and the waves, filled a row of corners at a time when first needed (as the
+    rays are)."""
+
+    def __init__(self, waves: list, rows: int, cols: int) -> None:
+        self.waves = list(waves)
+        shape = (len(waves), rows, cols)
+        self.sin, self.cos = np.empty(shape), np.empty(shape)
+        self.rows_done = np.zeros(rows, dtype=bool)
+
+    def fill(self, a: int, b: int, S: np.ndarray) -> None:
+        """Rows a .. b - 1, from the corners' flat-water points S (H+1, W+1, 3)."""
+        x, y = S[a:b, :, 0], S[a:b, :, 1]
+        for m, (_A, kx, ky, _w, ph) in enumerate(self.waves):
+            phi = kx * x + ky * y + ph
+            self.sin[m, a:b] = np.sin(phi)
+            self.cos[m, a:b] = np.cos(phi)
+        self.rows_done[a:b] = True
+
+
 class Renderer:
     """Renders one camera of a pool setup. Build once (precomputes the camera's rays);
     ``render(pose, ...)`` per frame."""
@@ -173,6 +219,7 @@ class Renderer:
         self.setup = setup
         self.options = options
         self.camera = RefractiveCamera(setup)
+        self._eta = self.camera.n_air / self.camera.n_water
         self.family = tag_family(setup.tag_family)
         self.cell = setup.tag_size_m / self.family.width_at_border
         self.half_outer = 0.5 * self.family.total_width * self.cell
@@ -191,6 +238,7 @@ class Renderer:
         self._tags = [(t.id, np.asarray(t.center_b, float), *tag_axes_body(t.yaw_b_rad))
                       for t in setup.tags]
         self._ripple_waves = None
+        self._phases: _Phases | None = None  # the ripple's per-corner phases (one set of waves)
         self._canvas: tuple[np.ndarray, list] | None = None  # (image, boxes drawn in it)
 
     def with_options(self, **changes) -> Renderer:
@@ -203,6 +251,7 @@ class Renderer:
         r = copy.copy(self)
         r.options = opts
         r._ripple_waves = None
+        r._phases = None
         r._canvas = None
         return r
 
@@ -233,26 +282,33 @@ class Renderer:
     def tag_box(self, tag, extra_px: float = 0.0) -> tuple[int, int, int, int] | None:
         """Pixel box (u0, v0, u1, v1), inclusive, that contains a tag (with its white
         ring) and ``margin_px + extra_px`` around it; None when it is out of view."""
-        h = self.half_outer
-        _, P0, top, right, _n = tag
-        s = np.linspace(-1.0, 1.0, 5)
-        ring = np.array([P0 + h * (a * top + b * right) for a in s for b in s
-                         if abs(a) == 1 or abs(b) == 1])
-        px = self.camera.project(ring)
-        if not np.all(np.isfinite(px)):
-            return None
+        return self._tag_boxes([tag], extra_px)[0]
+
+    def _tag_boxes(self, tags, extra_px: float) -> list[tuple[int, int, int, int] | None]:
+        """``tag_box`` of each tag: the 16 points of each one's outer ring, all projected
+        in one call."""
+        a, b = _RING
+        rings = [P0 + self.half_outer * (a * top + b * right) for _, P0, top, right, _n in tags]
+        if not rings:
+            return []
+        every = self.camera.project(np.concatenate(rings) if len(rings) > 1 else rings[0])
         m = self.options.margin_px + extra_px
-        u0 = max(math.floor(px[:, 0].min() - m), 0)
-        v0 = max(math.floor(px[:, 1].min() - m), 0)
-        u1 = min(math.ceil(px[:, 0].max() + m), self.width - 1)
-        v1 = min(math.ceil(px[:, 1].max() + m), self.height - 1)
-        if u0 > u1 or v0 > v1:
-            return None
-        return (u0, v0, u1, v1)
+        out: list[tuple[int, int, int, int] | None] = []
+        for k in range(len(rings)):
+            px = every[16 * k:16 * (k + 1)]
+            if not np.all(np.isfinite(px)):
+                out.append(None)
+                continue
+            u0 = max(math.floor(px[:, 0].min() - m), 0)
+            v0 = max(math.floor(px[:, 1].min() - m), 0)
+            u1 = min(math.ceil(px[:, 0].max() + m), self.width - 1)
+            v1 = min(math.ceil(px[:, 1].max() + m), self.height - 1)
+            out.append(None if u0 > u1 or v0 > v1 else (u0, v0, u1, v1))
+        return out
 
     def tag_boxes(self, pose: Pose, extra_px: float = 0.0) -> list[tuple[int, int, int, int]]:
         """The boxes of the visible tags, overlapping ones merged."""
-        boxes = [self.tag_box(t, extra_px) for t in self.tag_world(pose)]
+        boxes = self._tag_boxes(self.tag_world(pose), extra_px)
         return _merge_boxes([b for b in boxes if b is not None])
 
     def corner_rays(self, box) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -278,174 +334,141 @@ class Renderer:
         from the top-left of the bitmap) where the light path of each pixel corner
         (j - 0.5, i - 0.5) meets the tag plane, shape (h + 1, w + 1), and where that
         path exists. ``surface``: (d, S, t) of these corners already at the (rippled)
-        surface (``surface_rays``), else they are made here."""
-        _, P0, top, right, n = tag
+        surface (``surface_rays``), else they are made here. (``mp_trace``)"""
         d, S, t = self.surface_rays(box, t_s, waves) if surface is None else surface
-        wz = self.camera.water_z
-        with np.errstate(divide="ignore", invalid="ignore"):
-            den = t @ n
-            lam = ((P0 - S) @ n) / den
-            X = S + lam[..., None] * t
-            ok = (den < 0) & (lam > 0)
-            if P0[2] - self.half_outer < wz:  # part of the tag may be out of the water
-                C = self.camera.C
-                den_a = np.ascontiguousarray(d) @ n
-                lam_a = ((P0 - C) @ n) / den_a
-                Xa = C + lam_a[..., None] * d
-                air = (den_a < 0) & (lam_a > 0) & (Xa[..., 2] < wz)
-                X = np.where(air[..., None], Xa, X)
-                ok = air | (ok & (X[..., 2] >= wz))
-        rel = X - P0
-        tw = self.family.total_width
-        col = (rel @ right) / self.cell + 0.5 * tw
-        row = 0.5 * tw - (rel @ top) / self.cell
-        return col, row, ok
+        nr, nc = S.shape[:2]
+        col, row = np.empty((nr, nc)), np.empty((nr, nc))
+        ok = np.empty((nr, nc), np.uint8)
+        geo, air = self._geo(tag)
+        _loops().mp_trace(nr, nc, d.ctypes.data, _rows(d), S.ctypes.data, t.ctypes.data,
+                          _rows(S), geo.ctypes.data, air, col.ctypes.data, row.ctypes.data,
+                          ok.ctypes.data)
+        return col, row, ok.view(bool)
+
+    def _geo(self, tag) -> tuple[np.ndarray, int]:
+        """What ``pool_trace.c`` needs of a tag's plane: (P0, n, right, top, C, cell, tw,
+        water_z, (P0 - C) . n), and whether part of the tag may be out of the water (then
+        the straight air rays are traced too)."""
+        _, P0, top, right, n = tag
+        C = self.camera.C
+        geo = np.concatenate([P0, n, right, top, C, [self.cell, self.family.total_width,
+                                                     self.camera.water_z, (P0 - C) @ n]])
+        return geo, int(P0[2] - self.half_outer < self.camera.water_z)
 
     def surface_rays(self, box, t_s: float = 0.0, waves=None):
         """(d, S, t) of the pixel corners of ``box`` at the water surface: the cached
-        flat-water values, or with ``waves`` the rippled ones of time t_s. S and t are
-        C-contiguous (the products with a tag's normal are then the same BLAS calls, so
-        the same bits, as when the box was traced from scratch)."""
+        flat-water values (read-only views), or with ``waves`` the rippled ones of time
+        t_s (arrays of their own)."""
         d, S, t = self.corner_rays(box)
         if waves:
-            S, t = self._ripple(S, d, waves, t_s)
-        return d, np.ascontiguousarray(S), np.ascontiguousarray(t)
+            S, t = self._ripple(box, d, S, waves, t_s)
+        return d, S, t
 
     def _level_map(self, tag_id: int) -> np.ndarray:
-        """The tag's radiance per cell, padded by one cell of -1 (outside the tag)."""
-        o = self.options
-        refl = self.family.reflectance(tag_id)
-        tw = self.family.total_width
-        L = np.full((tw + 2, tw + 2), -1.0)
-        L[1:-1, 1:-1] = o.black_level + (o.white_level - o.black_level) * refl
+        """The tag's radiance per cell, padded by one cell of -1 (outside the tag)
+        (read-only, made once per tag)."""
+        levels = self.__dict__.setdefault("_levels", {})
+        L = levels.get((tag_id, self.options))
+        if L is None:
+            o = self.options
+            refl = self.family.reflectance(tag_id)
+            tw = self.family.total_width
+            L = np.full((tw + 2, tw + 2), -1.0)
+            L[1:-1, 1:-1] = o.black_level + (o.white_level - o.black_level) * refl
+            L.flags.writeable = False
+            levels[(tag_id, self.options)] = L
         return L
 
     def render_tag(self, img: np.ndarray, box, tag, t_s: float = 0.0, waves=None,
                    surface=None) -> None:
-        """Composite one tag into the radiance image ``img`` over ``box`` (in place).
+        """Composite one tag into the radiance image ``img`` (float32, H x W) over
+        ``box`` (in place).
 
         The pixel corners are traced exactly; inside a pixel the image -> tag-plane map
         is bilinear in the corner values (the bitmap coordinates move by < 1e-4 cell
         from bilinear over one pixel). A pixel whose footprint lies within one cell's
         level (or wholly outside the tag) takes that value; the others are area-averaged
-        over S x S samples. Coverage composites over what is already there."""
+        over S x S samples. Coverage composites over what is already there.
+        (``mp_composite``)"""
+        if img.dtype != np.float32 or img.strides[1] != 4:
+            raise ValueError("render_tag draws into a float32 image with contiguous rows")
         u0, v0, u1, v1 = box
         col, row, ok = self.trace_corners(box, tag, t_s, waves, surface)
         L = self._level_map(tag[0])
-        tw = self.family.total_width
-        okp = ok[:-1, :-1] & ok[:-1, 1:] & ok[1:, :-1] & ok[1:, 1:]
-        # Cell indices (padded: 0 and tw + 1 are outside) of every corner, once per
-        # corner; a pixel with a corner that has no light path counts as outside.
-        def extremes(g):
-            i = np.clip(np.floor(np.where(ok, g, -10.0)), -1, tw).astype(np.int64) + 1
-            a, b, c, d = i[:-1, :-1], i[:-1, 1:], i[1:, :-1], i[1:, 1:]
-            lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
-            hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
-            return np.where(okp, lo, 0), np.where(okp, hi, 0)
-
-        cmin, cmax = extremes(col)
-        rmin, rmax = extremes(row)
-        small = (cmax - cmin <= 1) & (rmax - rmin <= 1)
-        l00, l01 = L[rmin, cmin], L[rmin, cmax]
-        l10, l11 = L[rmax, cmin], L[rmax, cmax]
-        uniform = small & (l00 == l01) & (l00 == l10) & (l00 == l11)
         region = img[v0:v1 + 1, u0:u1 + 1]
-        inside = uniform & (l00 >= 0)
-        region[inside] = l00[inside]
-        edge = ~uniform
-        if not edge.any():
-            return
-        S = self.options.supersampling
-        a = (np.arange(S) + 0.5) / S
-        wv = a[:, None].reshape(1, S, 1)
-        wu = a[None, :].reshape(1, 1, S)
-        w00 = ((1 - wv) * (1 - wu)).reshape(1, S * S)
-        w01 = ((1 - wv) * wu).reshape(1, S * S)
-        w10 = (wv * (1 - wu)).reshape(1, S * S)
-        w11 = (wv * wu).reshape(1, S * S)
-        oke = okp[edge]
-        ce = np.where(oke, np.stack([col[:-1, :-1][edge], col[:-1, 1:][edge], col[1:, :-1][edge],
-                                     col[1:, 1:][edge]]), -10.0)  # (4, m)
-        re = np.where(oke, np.stack([row[:-1, :-1][edge], row[:-1, 1:][edge], row[1:, :-1][edge],
-                                     row[1:, 1:][edge]]), -10.0)
-        cs = ce[0][:, None] * w00 + ce[1][:, None] * w01 + ce[2][:, None] * w10 + ce[3][:, None] * w11
-        rs = re[0][:, None] * w00 + re[1][:, None] * w01 + re[2][:, None] * w10 + re[3][:, None] * w11
-        lv = L[np.clip(np.floor(rs), -1, tw).astype(np.int64) + 1,
-               np.clip(np.floor(cs), -1, tw).astype(np.int64) + 1]  # (m, S*S)
-        hit = lv >= 0
-        cover = hit.mean(axis=1)
-        value = np.where(hit, lv, 0.0).mean(axis=1)
-        region[edge] = (region[edge] * (1.0 - cover) + value).astype(region.dtype)
+        if _loops().mp_composite(v1 - v0 + 1, u1 - u0 + 1, col.ctypes.data, row.ctypes.data,
+                                 ok.ctypes.data, L.ctypes.data, self.family.total_width,
+                                 self.options.supersampling, region.ctypes.data,
+                                 region.strides[0] // 4):
+            raise MemoryError("render_tag: no memory for a row of corner cells")
 
-    def radiance_box(self, pose: Pose, box, t_s: float = 0.0, waves=None) -> np.ndarray:
-        """Noise-free radiance (h, w) of the pixels in box (floor and every tag)."""
-        u0, v0, u1, v1 = box
-        img = np.full((self.height, self.width), self.options.floor_level, dtype=np.float64)
-        for tag in self.tag_world(pose):
-            self.render_tag(img, box, tag, t_s, waves)
-        return img[v0:v1 + 1, u0:u1 + 1]
+    def _render_tags(self, img: np.ndarray, visible: list, t_s: float, waves,
+                     shrink: int = 0) -> np.ndarray:
+        """Every (tag, box) of ``visible`` into ``img`` (float32 H x W), in that order:
+        ``mp_render``, which streams the corner rows, computing each row's (rippled)
+        surface once for all the tags and then tracing and compositing each tag (the
+        same values as ``render_tag`` tag after tag).
 
-    def _surfaces(self, boxes, t_s: float, waves) -> list:
-        """Per box, its ``surface_rays``. With ripple, the rippled surface is made once
-        over the rectangle around all the boxes when that is no larger than the boxes
-        together (tags side by side share most of it), and each box takes its part
-        (elementwise: the same values)."""
-        if not waves or len(boxes) < 2:
-            return [None] * len(boxes)
-        hull = (min(b[0] for b in boxes), min(b[1] for b in boxes),
-                max(b[2] for b in boxes), max(b[3] for b in boxes))
+        ``shrink``: each tag is first tried in its box less ``shrink`` pixels on each side
+        that is not at the image's edge (a box that holds the tag's ring with the
+        bare margin, when the box has room for blur and ripple): drawn there when the
+        outermost corners of that box show that the tag lies well inside it
+        (``ring_clear`` in ``pool_trace.c``), which leaves the same image. Returns the
+        boxes drawn in."""
+        if not visible:
+            return np.zeros((0, 4), np.int64)
+        for _, box in visible:
+            self.corner_rays(box)  # the rows of rays they need, cached
+        boxes = np.array([box for _, box in visible], dtype=np.int64)
+        small = None
+        if shrink > 0:
+            edge = np.array([0, 0, self.width - 1, self.height - 1])
+            small = boxes + np.where(boxes == edge, 0, np.array([shrink, shrink, -shrink, -shrink]))
+            small[:, 2:] = np.maximum(small[:, 2:], small[:, :2])
+        geos, airs = zip(*(self._geo(tag) for tag, _ in visible))
+        geo, air = np.concatenate(geos), np.array(airs, dtype=np.int32)
+        levels = np.concatenate([self._level_map(tag[0]).ravel() for tag, _ in visible])
+        d, S, t = self._rays
+        nw, sphi, cphi, wave = 0, None, None, None
+        if waves:
+            ph = self._phase_rows(waves, int(boxes[:, 1].min()), int(boxes[:, 3].max()) + 1)
+            nw, sphi, cphi, wave = len(waves), ph.sin, ph.cos, _wave_table(waves, t_s)
+        cols, cells = self.width + 1, (self.height + 1) * (self.width + 1)
+        if _loops().mp_render(len(visible), boxes.ctypes.data, _ptr(small), geo.ctypes.data,
+                              air.ctypes.data, levels.ctypes.data, self.family.total_width,
+                              self.options.supersampling, d.ctypes.data, S.ctypes.data,
+                              t.ctypes.data, 3 * cols, nw, _ptr(sphi), _ptr(cphi), cols, cells,
+                              _ptr(wave), self._eta, img.ctypes.data, img.strides[0] // 4):
+            raise MemoryError("the renderer: no memory for a frame's rows of corners")
+        return boxes
 
-        def area(b):
-            return (b[2] - b[0] + 2) * (b[3] - b[1] + 2)
-
-        if area(hull) > sum(area(b) for b in boxes):
-            return [None] * len(boxes)
-        d, S, t = self.surface_rays(hull, t_s, waves)
-        out = []
-        for u0, v0, u1, v1 in boxes:
-            cut = (slice(v0 - hull[1], v1 - hull[1] + 2), slice(u0 - hull[0], u1 - hull[0] + 2))
-            out.append((d[cut], np.ascontiguousarray(S[cut]), np.ascontiguousarray(t[cut])))
-        return out
-
-    def _ripple(self, S, d, waves, t_s):
-        """The rippled surface point and refracted direction of each corner (one
+    def _ripple(self, box, d, S, waves, t_s):
+        """The rippled surface point and refracted direction of the corners of ``box``
+        (``d``, ``S``: their flat-water rays), at time ``t_s`` (``mp_ripple``: one
         fixed-point step from the flat water along the air ray, then vector Snell about
-        the local normal). Written per component on contiguous planes: the same
-        operations, in the same order, as the (..., 3) form (``np.linalg.norm`` and
-        ``refract``'s sum over three terms add left to right), so the same bits, without
-        reductions over a length-3 axis."""
-        x, y = np.ascontiguousarray(S[..., 0]), np.ascontiguousarray(S[..., 1])
-        h = np.zeros_like(x)
-        for A, kx, ky, w, ph in waves:
-            h += A * np.sin(kx * x + ky * y - w * t_s + ph)
-        dx, dy, dz = (np.ascontiguousarray(d[..., i]) for i in range(3))
-        s = h / dz
-        S0, S = S, np.empty(S.shape)
-        S[..., 0] = x = x + s * dx
-        S[..., 1] = y = y + s * dy
-        S[..., 2] = S0[..., 2] + s * dz
-        hx = np.zeros_like(x)
-        hy = np.zeros_like(x)
-        for A, kx, ky, w, ph in waves:
-            c = A * np.cos(kx * x + ky * y - w * t_s + ph)
-            hx += kx * c
-            hy += ky * c
-        # n = (hx, hy, -1) / |(hx, hy, -1)|, |.| = sqrt((hx^2 + hy^2) + 1)
-        norm = np.sqrt(hx * hx + hy * hy + 1.0)
-        nx, ny, nz = hx / norm, hy / norm, -1.0 / norm
-        # refract(d, n, eta): cos_i = -(n . d), k = 1 - eta^2 (1 - cos_i^2),
-        # t = eta d + (eta cos_i - sqrt(k)) n
-        eta = self.camera.n_air / self.camera.n_water
-        cos_i = -(nx * dx + ny * dy + nz * dz)
-        k = 1.0 - eta * eta * (1.0 - cos_i * cos_i)
-        with np.errstate(invalid="ignore"):
-            root = np.sqrt(k)
-        g = eta * cos_i - root
-        t = np.empty(S.shape)
-        t[..., 0] = eta * dx + g * nx
-        t[..., 1] = eta * dy + g * ny
-        t[..., 2] = eta * dz + g * nz
-        return S, t
+        the local normal)."""
+        ph = self._phase_rows(waves, box[1], box[3] + 1)
+        u0, v0, u1, v1 = box
+        sphi, cphi = (p[:, v0:v1 + 2, u0:u1 + 2] for p in (ph.sin, ph.cos))
+        nr, nc = S.shape[:2]
+        S_out, t_out = np.empty((nr, nc, 3)), np.empty((nr, nc, 3))
+        _loops().mp_ripple(nr, nc, d.ctypes.data, S.ctypes.data, _rows(S), sphi.ctypes.data,
+                           cphi.ctypes.data, sphi.strides[1] // 8, sphi.strides[0] // 8,
+                           len(waves), _wave_table(waves, t_s).ctypes.data, self._eta,
+                           S_out.ctypes.data, t_out.ctypes.data)
+        return S_out, t_out
+
+    def _phase_rows(self, waves, a: int, b: int) -> _Phases:
+        """The phases of ``waves``, with the corner rows a .. b (inclusive) filled."""
+        ph = self._phases
+        if ph is None or ph.waves != waves:
+            ph = self._phases = _Phases(waves, self.height + 1, self.width + 1)
+        todo = np.flatnonzero(~ph.rows_done[a:b + 1])
+        if todo.size:
+            lo, hi = a + int(todo[0]), a + int(todo[-1]) + 1
+            self.corner_rays((0, lo, self.width - 1, hi - 2))  # the flat rays of whole rows
+            ph.fill(lo, hi, self._rays[1])
+        return ph
 
     # -- images --------------------------------------------------------------------
 
@@ -487,13 +510,14 @@ class Renderer:
             slope = sum(a * math.hypot(kx, ky) for a, kx, ky, _, _ in waves)
             depth = max(pose.z - self.camera.water_z + 0.5, 0.0)
             blur_extra += slope * depth * self.camera.fx / max(self.camera.h_air, 0.1) + 2.0
-        visible = [(tag, box) for tag in self.tag_world(pose)
-                   if (box := self.tag_box(tag, blur_extra)) is not None]
+        tags = self.tag_world(pose)
+        visible = [(tag, box) for tag, box in zip(tags, self._tag_boxes(tags, blur_extra))
+                   if box is not None]
         boxes = [box for _, box in visible]
         drawn.extend(boxes)  # (before drawing: a failure midway leaves them to reset)
-        surfaces = self._surfaces(boxes, t_s, waves)
-        for (tag, box), surface in zip(visible, surfaces):
-            self.render_tag(img, box, tag, t_s, waves, surface)
+        # Blur and ripple need room around a tag; the tag itself is drawn in less where
+        # its light paths show that it lies well inside (within margin_px).
+        self._render_tags(img, visible, t_s, waves, shrink=math.floor(blur_extra))
         boxes = _merge_boxes(boxes)
         drawn.extend(boxes)  # (a merged box may reach beyond those it merged: blurred)
         for box in boxes:
@@ -557,10 +581,19 @@ class Renderer:
         if noise is None:
             noise = self.frame_noise(rng)
         out = noise.floor
-        for u0, v0, u1, v1 in boxes:
-            box = (slice(v0, v1 + 1), slice(u0, u1 + 1))
-            z = None if noise.idx is None else _NORMAL_LUT[noise.idx[box]]
-            out[box] = self._to_dn(radiance[box], z, noise.gain)
+        if radiance.dtype != np.float32 or radiance.strides[1] != 4:
+            radiance = np.ascontiguousarray(radiance, dtype=np.float32)  # as _to_dn's astype
+        idx = noise.idx
+        o = self.options
+        loops = _loops()
+        for u0, v0, u1, v1 in boxes:  # _to_dn of each box (mp_expose: the same float32 steps)
+            rad = radiance[v0:v1 + 1, u0:u1 + 1]
+            dst = out[v0:v1 + 1, u0:u1 + 1]
+            bits = None if idx is None else idx[v0:v1 + 1, u0:u1 + 1]
+            loops.mp_expose(v1 - v0 + 1, u1 - u0 + 1, rad.ctypes.data, rad.strides[0] // 4,
+                            _ptr(bits), 0 if bits is None else bits.strides[0] // 2,
+                            _NORMAL_LUT.ctypes.data, noise.gain, o.read_noise_dn ** 2,
+                            o.shot_noise_dn, dst.ctypes.data, dst.strides[0])
         return out
 
     def render(self, pose: Pose | None, rng: np.random.Generator | None = None, t_s: float = 0.0,

@@ -21,22 +21,18 @@ says what to install.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 
-SOURCE = Path(__file__).with_name("embree_packets.c")
-BUILD_DIR = Path(__file__).with_name("build")
-CFLAGS = ("-std=c99", "-O2", "-ffp-contract=off", "-fPIC", "-shared", "-Wall", "-Wextra")
-"""``-ffp-contract=off``: no fused multiply-adds, so the float64 ranges are the same
-doubles as NumPy's expressions give."""
+from ..sdk.native import CLibrary, NativeBuildError
+
+LOOP = CLibrary(Path(__file__).with_name("embree_packets.c"), "the ray engine's packet loop")
+"""``embree_packets.c`` (compiled with ``-ffp-contract=off``: no fused multiply-adds, so
+the float64 ranges are the same doubles as NumPy's expressions give)."""
 
 # Embree 4 enums (rtcore_device.h, rtcore_scene.h, rtcore_geometry.h, rtcore_buffer.h).
 _SCENE_FLAG_ROBUST = 1 << 2
@@ -45,71 +41,6 @@ _BUFFER_TYPE_INDEX = 0
 _BUFFER_TYPE_VERTEX = 1
 _FORMAT_UINT3 = 0x5003
 _FORMAT_FLOAT3 = 0x9003
-
-
-class NativeBuildError(RuntimeError):
-    """The packet loop could not be compiled or loaded (the message says why and how to
-    fix it)."""
-
-
-def _compiler() -> str | None:
-    return os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-
-
-def library_path() -> Path:
-    """Where the compiled loop for this source and these flags lives."""
-    h = hashlib.sha256(SOURCE.read_bytes() + " ".join(CFLAGS).encode()).hexdigest()[:16]
-    suffix = ".dll" if sys.platform == "win32" else ".so"
-    return BUILD_DIR / f"embree_packets-{h}{suffix}"
-
-
-def build(force: bool = False) -> Path:
-    """Compile ``embree_packets.c`` (if not done yet) and return the library's path.
-    Safe when several processes build at once (each writes its own temporary file,
-    then renames it into place)."""
-    out = library_path()
-    if out.exists() and not force:
-        return out
-    if not _writable(out.parent):
-        # An installed package: the user's cache instead of site-packages.
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "moonpool"
-        out = cache / out.name
-        if out.exists() and not force:
-            return out
-    cc = _compiler()
-    if not cc:
-        raise NativeBuildError(
-            "the ray engine's packet loop (components/world/embree_packets.c) needs a C "
-            "compiler and none was found (fix: install gcc or clang, or set CC, then run "
-            "scripts/setup.sh)")
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".embree_packets-", suffix=".so", dir=out.parent)
-    os.close(fd)
-    try:
-        try:
-            res = subprocess.run([cc, *CFLAGS, str(SOURCE), "-o", tmp, "-lm"],
-                                 capture_output=True, text=True)
-        except OSError as exc:
-            raise NativeBuildError(f"the C compiler {cc!r} could not be run ({exc}); fix: "
-                                   "install gcc or clang, or set CC to one") from exc
-        if res.returncode != 0:
-            raise NativeBuildError(
-                f"compiling {SOURCE.name} with {cc} failed (fix: a working C99 compiler, "
-                f"or set CC):\n{res.stderr.strip()}")
-        os.replace(tmp, out)
-        for stale in out.parent.glob("embree_packets-*"):
-            if stale != out:  # builds of earlier sources (a running process keeps its copy)
-                stale.unlink(missing_ok=True)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return out
-
-
-def _writable(folder: Path) -> bool:
-    while not folder.exists():
-        folder = folder.parent
-    return os.access(folder, os.W_OK)
 
 
 def _embree_path() -> str:
@@ -152,12 +83,7 @@ def _libs():
             ("rtcGetDeviceError", ctypes.c_int, [vp])):
         fn = getattr(embree, name)
         fn.restype, fn.argtypes = res, args
-    path = build()
-    try:
-        loop = ctypes.CDLL(str(path))
-    except OSError as exc:
-        raise NativeBuildError(f"loading {path} failed ({exc}); fix: delete it and run "
-                               "scripts/setup.sh to build it again") from exc
+    loop = LOOP.load()
     p = ctypes.c_void_p
     loop.mp_cast.restype = ctypes.c_int64
     loop.mp_cast.argtypes = [p, p, ctypes.c_int64, p, ctypes.c_int64, p, p, p, p, p, p, p, p]
@@ -235,4 +161,4 @@ class EmbreeScene:
 
 
 if __name__ == "__main__":
-    print(f"built {build()}")
+    print(f"built {LOOP.build()}")

@@ -164,7 +164,7 @@ def test_camera_frames_of_a_drifting_vehicle_are_the_former_renderers():
 
 
 def test_frame_noise_made_ahead_is_the_frames_own_and_the_worker_ends():
-    """The camera makes frame k + 1's noise on a worker thread while the rig steps on:
+    """The camera makes frame k + 1's noise on a worker thread while frame k is traced:
     a frame rendered with it equals the same frame rendered all inline (the component
     before ``initialize``, which has no worker), also when a step skips the frame made
     ahead; ``terminate`` ends the thread."""

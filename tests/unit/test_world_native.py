@@ -1,10 +1,9 @@
 """The ray engine's packet loop (components/world/native.py, embree_packets.c) against
-embreex's own single-ray binding of the same Embree, and its build."""
+embreex's own single-ray binding of the same Embree (its build: test_native_build.py)."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 import trimesh
 from embreex import mesh_construction, rtcore_scene
 
@@ -70,23 +69,3 @@ def test_one_origin_broadcast_gives_the_same_hits_as_repeated_origins_and_a_rang
         assert np.array_equal(getattr(one, field), getattr(many, field), equal_nan=True), field
     assert np.all(one.distance_m[one.hit] <= 9.0) and (~one.hit).any()
     assert set(np.unique(one.label[one.hit])) == {3}
-
-
-def test_the_library_is_named_by_its_source_hash(tmp_path, monkeypatch):
-    src = tmp_path / "embree_packets.c"
-    src.write_text(native.SOURCE.read_text())
-    monkeypatch.setattr(native, "SOURCE", src)
-    first = native.library_path()
-    src.write_text(native.SOURCE.read_text() + "\n/* changed */\n")
-    assert native.library_path() != first
-
-
-def test_no_compiler_is_a_clear_error(tmp_path, monkeypatch):
-    monkeypatch.setattr(native, "BUILD_DIR", tmp_path / "build")
-    monkeypatch.setattr(native, "_compiler", lambda: None)
-    with pytest.raises(native.NativeBuildError, match="C compiler.*fix: install gcc or clang"):
-        native.build()
-    monkeypatch.setattr(native, "_compiler", lambda: str(tmp_path / "no-such-cc"))
-    with pytest.raises(native.NativeBuildError, match="could not be run.*fix"):
-        native.build()
-    assert not list((tmp_path / "build").glob("*"))  # no half-written library left
