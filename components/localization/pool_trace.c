@@ -439,11 +439,13 @@ int mp_composite(int64_t h, int64_t w, const double *col, const double *row, con
  * one: the light paths of the box's outermost corners, taken around the box, must all
  * exist, run around the tag (winding number +-1 about its centre in the bitmap), step
  * by less than half a cell from corner to corner (pixels small against the cells),
- * and stay further outside the tag's square [0, tw]^2 than twice the largest step. Then
- * the tag's square is seen inside the ring (the map from pixels to the tag's plane is
- * continuous and one to one), every pixel outside the box has corners further out than
- * its own size, so none of its samples falls on the tag: the larger box would leave all
- * of them as they are. Returns 1 (clear), 0 (not: draw in the larger box) or -1 (out of
+ * and stay further outside the tag's square [0, tw]^2 than three times the largest
+ * step (all in cells, largest coordinate difference). Then the tag's square is seen
+ * inside the ring (the map from pixels to the tag's plane is continuous and one to
+ * one), and a pixel outside the box has its corners outside the ring, at least the gap
+ * less half a step from the square, and its samples within two steps of a corner
+ * (across its diagonal): none falls on the tag, so the larger box would leave every
+ * pixel outside as it is. Returns 1 (clear), 0 (not: draw in the larger box) or -1 (out of
  * memory). */
 static int ring_clear(const int64_t *b, const double *geo, int air, double tw, const double *d,
                       const double *S, const double *t, int64_t ray_stride, int64_t nw,
@@ -504,7 +506,7 @@ static int ring_clear(const int64_t *b, const double *geo, int air, double tw, c
         double a = atan2(row[l] - c, col[l] - c) - atan2(row[k] - c, col[k] - c);
         turn += a > PI ? a - 2 * PI : (a < -PI ? a + 2 * PI : a);
     }
-    res = step < 0.5 && gap > 2.0 * step && fabs(fabs(turn) - 2 * PI) < 1.0;
+    res = step < 0.5 && gap > 3.0 * step && fabs(fabs(turn) - 2 * PI) < 1.0;
 done:
     free(ij);
     free(cr);
