@@ -248,6 +248,7 @@ class Execution:
         self._observer_idle = getattr(observer, "idle", None)
         self._pending: list[Any] = []  # write arguments (tuples) and _Holes, in order
         self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
+        self._last_collected: _Hole | None = None  # (for _prepare's overrun message)
         self._busy: dict[int, list[_Hole]] = {id(c): [] for c in self._connections}
         """id(connection) -> its steps sent and not collected, in order"""
         self._first_deadline = float("inf")  # no step sent is overdue before this
@@ -417,6 +418,7 @@ class Execution:
         s = hole.slot
         if self._holes.get(s.index) is not hole:
             return  # collected meanwhile (while waiting for another reply)
+        self._last_collected = hole
         del self._holes[s.index]
         conn = s.conn_id
         busy = self._busy[conn]
@@ -463,13 +465,28 @@ class Execution:
             if hole is not None and hole.visible_ns + delay <= t:
                 self._collect(hole)
 
-    def _prepare(self) -> None:
+    def _prepare(self) -> str | None:
         """Collect what the steps due at this tick need from earlier ticks (their
         sources' messages delivered by now, their processes' previous steps); the
-        pacer calls it before the deadline, so waiting here makes the tick late."""
+        pacer calls it before the deadline, so waiting here makes the tick late.
+        Returns the step it waited for longest ("camera's step of t = … s, waited
+        … ms"), or None when nothing was outstanding, for the pacer's overrun message."""
         t = self.time_ns
+        if not self._holes:
+            return None
+        longest, what = 0.0, None
+        clock = time.monotonic
         for s in self._due:
+            self._last_collected = None
+            t0 = clock()
             self._need(s, t)
+            waited = clock() - t0
+            h = self._last_collected  # the reply that came last
+            if h is not None and waited > longest:
+                longest = waited
+                what = (f"{h.slot.name}'s step ending at t = {h.end_ns * 1e-9:.6f} s, "
+                        f"waited for {waited * 1e3:.3f} ms")
+        return what
 
     def collect_all(self) -> None:
         """Collect every step sent and not collected yet, in stream order."""

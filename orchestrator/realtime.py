@@ -184,7 +184,8 @@ class Pacer:
         ``prepare`` (the execution collecting the earlier steps this tick needs) runs
         after the sleep, before the final spin: if it returns after the deadline
         (a step of another process still running), the tick is late by that much and
-        counts as an overrun."""
+        counts as an overrun. What it returns (the step it waited for longest, or None)
+        goes into the overrun's message."""
         if self._base is None:
             self._start(t_ns)
             if prepare is not None:
@@ -203,14 +204,15 @@ class Pacer:
             if now < wake:
                 self._sleep_until(wake, now)
             if prepare is not None:
-                prepare()
+                waited = prepare()
                 now = clock()
                 if now > deadline:  # waited for a step past the deadline
                     late = now - deadline
                     self.times.append(t_ns)
                     self.lateness.append(late)
                     self.overruns += 1
-                    self._overrun(t_ns, late, "a step of an earlier tick was still running")
+                    why = "a step of an earlier tick was still running"
+                    self._overrun(t_ns, late, f"{why}: {waited}" if waited else why)
                     return
             while (now := clock()) < deadline:
                 pass

@@ -134,3 +134,19 @@ def test_bad_realtime_values_exit_2(tmp_path):
     assert "run.realtime: expected a real-time factor" in proc.stderr
     assert "run.realtime_priority: expected 0 (normal scheduling)" in proc.stderr
     assert moonpool("check", str(RIGS / "quickstart.toml"), "--realtime", "0.5").returncode == 0
+
+
+def test_an_overrun_waiting_for_another_process_names_its_step(tmp_path):
+    """Under Jacobi, a step in a child process that runs past the tick that needs it
+    makes that tick late; the warning says whose step the tick waited for."""
+    rig = tmp_path / "slow_child.toml"
+    rig.write_text(textwrap.dedent(SLOW_RIG).replace(
+        'overrun = "abort"', 'overrun = "warn"\nalgorithm = "jacobi"').replace(
+        'until = "2s"', 'until = "0.4s"').replace(
+        'entry = "faulty:Slow"', 'entry = "faulty:Slow"\nrun = "process"'))
+    proc = moonpool("run", str(rig), "--out", str(tmp_path / "out"), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    assert "a step of an earlier tick was still running: counter's step ending at t = " \
+        in proc.stderr
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["realtime"]["overruns"] >= 1

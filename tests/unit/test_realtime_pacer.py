@@ -372,6 +372,18 @@ def test_waiting_for_an_earlier_step_past_the_deadline_makes_the_tick_late():
         p2(10 * MS, lambda: fc2.work(3 * MS))
 
 
+def test_an_overrun_names_the_step_the_tick_waited_for(caplog):
+    """What prepare returns (the execution: the step it waited for longest) is in the
+    overrun's message, so a user sees which component held the tick."""
+    fc = FakeClock()
+    p = pacer(fc, policy="warn")
+    p(0)
+    with caplog.at_level("WARNING"):
+        p(10 * MS, lambda: (fc.work(3 * MS), "localizer's step ending at t = 0.010000 s")[1])
+    assert p.overruns == 1
+    assert "still running: localizer's step ending at t = 0.010000 s" in caplog.text
+
+
 def test_a_late_tick_waits_for_its_inputs_too():
     """Already late at the call: prepare runs, and its wait adds to the lateness."""
     fc = FakeClock()
