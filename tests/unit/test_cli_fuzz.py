@@ -38,8 +38,13 @@ def _fuzz(folder, text, overrides):
 
 
 def test_rig_files_and_set_values_never_give_a_traceback(tmp_path):
-    logging.getLogger("moonpool").setLevel(logging.CRITICAL)  # only the CLI's own output
-    _fuzz(fuzz_folder(tmp_path))
+    logger = logging.getLogger("moonpool")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)  # only the CLI's own output (restored after)
+    try:
+        _fuzz(fuzz_folder(tmp_path))
+    finally:
+        logger.setLevel(level)
     print(f"\n{SEEN['rigs']} rig files with --set values checked, {SEEN['runs']} run; "
           f"exit codes {dict(sorted(SEEN['codes'].items()))}")
     assert SEEN["rigs"] >= 1000

@@ -372,16 +372,34 @@ def test_waiting_for_an_earlier_step_past_the_deadline_makes_the_tick_late():
         p2(10 * MS, lambda: fc2.work(3 * MS))
 
 
-def test_an_overrun_names_the_step_the_tick_waited_for(caplog):
+def test_an_overrun_names_the_step_the_tick_waited_for():
     """What prepare returns (the execution: the step it waited for longest) is in the
     overrun's message, so a user sees which component held the tick."""
-    fc = FakeClock()
-    p = pacer(fc, policy="warn")
-    p(0)
-    with caplog.at_level("WARNING"):
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    # The pacer's own logger, enabled at WARNING: earlier tests in the process may have
+    # raised the level above it, or disabled it (a library's logging.config.dictConfig
+    # disables the loggers that exist when it runs).
+    logger = logging.getLogger("moonpool.realtime")
+    level, disabled = logger.level, logger.disabled
+    logger.setLevel(logging.WARNING)
+    logger.disabled = False
+    logger.addHandler(handler)
+    try:
+        fc = FakeClock()
+        p = pacer(fc, policy="warn")
+        p(0)
         p(10 * MS, lambda: (fc.work(3 * MS), "localizer's step ending at t = 0.010000 s")[1])
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.disabled = disabled
     assert p.overruns == 1
-    assert "still running: localizer's step ending at t = 0.010000 s" in caplog.text
+    text = " ".join(r.getMessage() for r in records)
+    assert "still running: localizer's step ending at t = 0.010000 s" in text
 
 
 def test_a_late_tick_waits_for_its_inputs_too():
