@@ -28,7 +28,7 @@ What happens next is the rig's
 ``run.overrun`` policy:
 
 - ``warn`` (default): count it; log the first overrun and then every
-  :data:`WARN_EVERY`-th. The schedule stays anchored, so the following ticks run
+  :data:`WARN_EVERY`-th (each one at DEBUG). The schedule stays anchored, so the following ticks run
   back to back until they have caught up with the wall clock.
 - ``skip``: count it; when the tick is later than one **period** (the period of the
   fastest component, at the real-time factor), the schedule jumps forward: the
@@ -304,6 +304,8 @@ class Pacer:
         if self.overruns == 1 or self.overruns % WARN_EVERY == 0:
             log.warning("real time: %s (overrun #%d; logged every %d)",
                         what, self.overruns, WARN_EVERY)
+        else:  # each one with --log-level DEBUG
+            log.debug("real time: %s (overrun #%d)", what, self.overruns)
 
     def close(self) -> None:
         """Give the garbage collector and the scheduling policy back (idempotent)."""
