@@ -13,7 +13,9 @@ Call order::
 Time model (DESIGN.md "Time"): component c is stepped at its schedule's instants
 t_k = offset + round(k·1e9/rate); the step at t_k advances it to t_{k+1}. The master
 time T runs through the union of all instants; the components due at T are stepped
-there, and only there, so nothing drifts.
+there, and only there, so nothing drifts. Components with the same schedule (rate
+and offset) form a cohort: the master keeps one entry per cohort in its queue of
+next instants and advances a cohort's time once per step, whatever its size.
 
 Algorithms, for the components due at the same T:
 
@@ -162,8 +164,6 @@ class _Slot:
     name: str
     adapter: Adapter
     schedule: Any
-    k: int = 0
-    steps: int = 0
     inputs: dict[str, _Input] = field(default_factory=dict)
     # output port -> list of (target input, delay_ns)
     routes: dict[str, list[tuple[_Input, int]]] = field(default_factory=dict)
@@ -177,23 +177,54 @@ class _Slot:
 
     t_now: int = 0
     t_next: int = 0
+    cohort: "_Cohort | None" = None  # the slots stepped at the same instants (set by Execution)
 
     def __post_init__(self) -> None:
         self.t_now = self.schedule.instant(0)
         self.t_next = self.schedule.instant(1)
         self.remote = self.adapter.placement != "inproc"
-        # Schedule.instant's integer formula with its constants taken out of the
-        # Fraction once (advance() runs for every step).
-        p, q = self.schedule.rate_hz.numerator, self.schedule.rate_hz.denominator
-        self._num, self._p, self._den = 2 * 1_000_000_000 * q, p, 2 * p
-        self._offset = self.schedule.offset_ns
         self.conn_id = id(self.adapter.connection)  # its connection (a group's is shared)
 
+    @property
+    def steps(self) -> int:
+        """Steps taken (whole ticks: a tick that failed part-way is not counted)."""
+        return self.cohort.steps if self.cohort is not None else 0
+
+
+class _Cohort:
+    """The slots with the same schedule (rate and offset): stepped at the same instants,
+    so the execution keeps one heap entry and one advance per cohort, not per slot.
+    ``members`` are in stepping order (rank)."""
+
+    __slots__ = ("id", "rank", "members", "k", "steps", "t_now", "t_next", "_num", "_p",
+                 "_den", "_offset")
+
+    def __init__(self, cid: int, members: list[_Slot], rank: int) -> None:
+        self.id = cid
+        self.rank = rank  # the first member's rank: orders cohorts due at the same time
+        self.members = members
+        self.k = 0
+        self.steps = 0
+        schedule = members[0].schedule
+        self.t_now = schedule.instant(0)
+        self.t_next = schedule.instant(1)
+        # Schedule.instant's integer formula with its constants taken out of the
+        # Fraction once (advance() runs at every instant).
+        p, q = schedule.rate_hz.numerator, schedule.rate_hz.denominator
+        self._num, self._p, self._den = 2 * 1_000_000_000 * q, p, 2 * p
+        self._offset = schedule.offset_ns
+        for s in members:
+            s.cohort = self
+
     def advance(self) -> None:
-        """Move to the next instant of the schedule (computed once, kept)."""
+        """Move every member to the next instant of the schedule (computed once)."""
         self.k = k = self.k + 1
-        self.t_now = self.t_next
-        self.t_next = self._offset + ((k + 1) * self._num + self._p) // self._den
+        self.steps += 1
+        self.t_now = t_now = self.t_next
+        self.t_next = t_next = self._offset + ((k + 1) * self._num + self._p) // self._den
+        for s in self.members:
+            s.t_now = t_now
+            s.t_next = t_next
 
 
 class _Hole:
@@ -226,6 +257,12 @@ class Execution:
             self._rank = {name: i for i, name in enumerate(order)}
         else:
             self._rank = {s.name: s.index for s in self.slots}
+        # The slots that share a schedule step together: one cohort each, in rank order.
+        same: dict[tuple[Any, int], list[_Slot]] = {}
+        for s in sorted(self.slots, key=lambda s: self._rank[s.name]):
+            same.setdefault((s.schedule.rate_hz, s.schedule.offset_ns), []).append(s)
+        self.cohorts = [_Cohort(i, members, self._rank[members[0].name])
+                        for i, members in enumerate(same.values())]
         self.time_ns = 0
         self.ticks = 0
         self.finished: tuple[str, int, str, bool] | None = None
@@ -239,7 +276,9 @@ class Execution:
         self._remote = [s.adapter for s in self.slots if s.adapter.placement != "inproc"]
         # Heartbeats go per connection: the members of a process group share one.
         self._connections = list({id(c): c for c in (a.connection for a in self._remote)}.values())
-        self._plans: dict[tuple[int, ...], tuple[list, list]] = {}
+        # cohort id, or a tuple of them (several due at one instant) -> that tick's
+        # (due slots in rank order, remote sends, in-process slots, cohorts)
+        self._plans: dict[Any, tuple[list, list, list, list]] = {}
         # Where _publish hands messages: the observer, or (while stepping other
         # processes under Jacobi) a list written out once the next instant's steps
         # have been sent, so hashing and recording overlap with the components' work
@@ -590,18 +629,19 @@ class Execution:
         slot.adapter.failed = True
         raise SimulationError(what, component=slot.name, fix=fix)
 
-    def _plan(self, due: list[_Slot]) -> tuple[list, list]:
-        """How to step a set of due components under Jacobi (cached per set): the
-        remote ones in order, each with whether to flush its connection after it
-        (after the last due member of a process group, so a group's batch leaves
-        while the next group's is still being built), then the in-process ones."""
-        key = tuple([s.index for s in due])
-        plan = self._plans.get(key)
-        if plan is None:
-            remote = [s for s in due if s.remote]
-            last = {id(s.adapter.connection): s for s in remote}
-            sends = [(s, last[id(s.adapter.connection)] is s) for s in remote]
-            plan = self._plans[key] = (sends, [s for s in due if not s.remote])
+    def _plan(self, key: Any) -> tuple[list, list, list, list]:
+        """A tick's plan (cached per set of due cohorts, ``key``): the due slots in
+        rank order; under Jacobi the remote ones in order, each with whether to flush
+        its connection after it (after the last due member of a process group, so a
+        group's batch leaves while the next group's is still being built), then the
+        in-process ones; and the cohorts, to advance after the tick."""
+        cohorts = [self.cohorts[i] for i in (key if key.__class__ is tuple else (key,))]
+        rank = self._rank
+        due = sorted((s for c in cohorts for s in c.members), key=lambda s: rank[s.name])
+        remote = [s for s in due if s.remote]
+        last = {id(s.adapter.connection): s for s in remote}
+        sends = [(s, last[id(s.adapter.connection)] is s) for s in remote]
+        plan = self._plans[key] = (due, sends, [s for s in due if not s.remote], cohorts)
         return plan
 
     @staticmethod
@@ -624,7 +664,7 @@ class Execution:
     def run(self, progress: Callable[[int], None] | None = None) -> None:
         """Step until ``rig.run.until_ns``. Raises SimulationError / ComponentError."""
         until = self.rig.run.until_ns
-        heap = [(s.t_now, self._rank[s.name], s.index) for s in self.slots]
+        heap = [(c.t_now, c.rank, c.id) for c in self.cohorts]
         heapq.heapify(heap)
         jacobi = self.rig.run.algorithm == "jacobi"
         if self._remote:
@@ -639,10 +679,9 @@ class Execution:
 
     def _loop(self, until: int, heap: list, jacobi: bool,
               progress: Callable[[int], None] | None) -> None:
-        slots = self.slots
         has_remote = bool(self._remote)
         connections = self._connections
-        gather, publish, rank, need = self._gather, self._publish, self._rank, self._need
+        gather, publish, need = self._gather, self._publish, self._need
         manipulator = self.manipulator
         if manipulator is not None:  # scenario: overridden input fields replaced
             plain, override = gather, manipulator.override
@@ -651,12 +690,17 @@ class Execution:
                 return override(s.index, plain(s, t))
         hole = self._hole
         heappop, heappush = heapq.heappop, heapq.heappush
+        plans = self._plans
         last_progress = time.monotonic()
         while heap and heap[0][0] < until and self.finished is None:
             t = heap[0][0]
-            due = []
-            while heap and heap[0][0] == t:
-                due.append(slots[heappop(heap)[2]])
+            key = heappop(heap)[2]  # the due cohorts: one id, or a tuple of them
+            if heap and heap[0][0] == t:
+                key = [key]
+                while heap and heap[0][0] == t:
+                    key.append(heappop(heap)[2])
+                key = tuple(key)
+            due, sends, local, cohorts = plans.get(key) or self._plan(key)
             self.time_ns = t
             self._due = due
             if self.pace is not None:
@@ -671,7 +715,6 @@ class Execution:
                 # it); hand over the messages collected so far while they work;
                 # compute in-process ones. Each remote step holds its place in the
                 # stream (rig order) until collected, at the latest at its next step.
-                sends, local = self._plans.get(tuple([s.index for s in due])) or self._plan(due)
                 for s, flush in sends:
                     s.adapter.start_step(t, s.t_next - t, gather(s, t))
                     if flush:
@@ -702,10 +745,9 @@ class Execution:
                         publish(s, s.adapter.step(t, s.t_next - t, gather(s, t)), t)
                 if self._pending:
                     self._write_pending()
-            for s in due:
-                s.advance()
-                s.steps += 1
-                heappush(heap, (s.t_now, rank[s.name], s.index))
+            for c in cohorts:
+                c.advance()
+                heappush(heap, (c.t_now, c.rank, c.id))
             self.ticks += 1
             if has_remote or progress is not None:
                 now = time.monotonic()

@@ -315,10 +315,11 @@ class ComponentHost:
         self._queued_inputs = tuple(p.name for p in inputs if p.queued)
         self.port_value_prefixes = {p.name: wire.port_value_prefix(p.name, p.type_name)
                                     for p in outputs}
-        # (name, class, type name, has a header) per output, for the hot path.
+        # (name, class, type name, has a header, carries attachments, serializes
+        # deterministically only when it can hold a map) per output, for the hot path.
         self._output_table = [
             (p.name, p.type, p.type_name, "header" in p.type.DESCRIPTOR.fields_by_name,
-             p.attachment)
+             p.attachment, wire.has_map_fields(p.type.DESCRIPTOR))
             for p in outputs
         ]
 
@@ -373,7 +374,7 @@ class ComponentHost:
         make = self.output_type
         found = 0
         # Declared order, so recordings and digests do not depend on dict order.
-        for name, cls, type_name, has_header, attached in self._output_table:
+        for name, cls, type_name, has_header, attached, maps in self._output_table:
             value = result.get(name)
             if value is None:
                 if name in result:
@@ -404,7 +405,8 @@ class ComponentHost:
                 header.seq = seq[name]
             seq[name] += 1
             outputs.append(make(name, type_name, value,
-                                value.SerializeToString(deterministic=True), attachment))
+                                value.SerializeToString(deterministic=True) if maps
+                                else value.SerializeToString(), attachment))
         if found != len(result):
             unknown = set(result) - set(self._outputs)
             self.state = FAILED

@@ -16,7 +16,7 @@ Every message an execution publishes is
 Layout of a recording (what a reader in another language needs to know):
 
 - Header profile ``""`` (protobuf has no MCAP profile); chunks compressed with zstd,
-  at most about 256 KiB each, and the open chunk is written out at least every 0.5 s of
+  at most about 1 MiB each, and the open chunk is written out at least every 0.5 s of
   wall clock (``FLUSH_INTERVAL_S``), so a crash loses at most the messages of about the
   last half second (docs/recordings.md). A file cut short has no summary section
   (and, after a full disk, a footer without one); :func:`read_recording` reads it by

@@ -21,8 +21,12 @@ INITIALIZE_METADATA = "moonpool.initialize"
 """Name of the metadata record saying how many messages Initialize published."""
 COMPONENT_METADATA = "component/"
 """Prefix of the metadata record of each component (``component/NAME``)."""
-CHUNK_SIZE = 256 * 1024
-"""Uncompressed size after which a chunk is written out."""
+CHUNK_SIZE = 1024 * 1024
+"""Uncompressed size after which a chunk is written out (1 MiB, the mcap package's own
+default). Each chunk is a job for the writer thread, which takes the GIL back a handful
+of times per job; while the stepping thread runs flat out each of those waits costs it
+too (with 256 KiB chunks, eight trivial FMUs stepped about 10 % slower than with the
+chunks written on the stepping thread; with 1 MiB as fast: docs/benchmarks.md)."""
 FLUSH_INTERVAL_S = 0.5
 """Wall-clock seconds after which the open chunk is written out even if it is not full:
 a crash (SIGKILL, power kept) loses at most the messages of about this long

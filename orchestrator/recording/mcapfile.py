@@ -16,7 +16,6 @@ import sys
 import zlib
 from array import array
 from collections.abc import Mapping
-from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -155,19 +154,21 @@ class McapFile:
         self._crc, self._offset = crc, offset
 
     def write_chunk(self, records: bytes | bytearray,
-                    indexes: Mapping[int, list[tuple[int, int]]]) -> None:
+                    indexes: Mapping[int, list[int]]) -> None:
         """One chunk: its ``records`` (Schema, Channel and Message records as built by
         the recorder) compressed, then a MessageIndex per channel: ``indexes`` maps a
-        channel id to its (log time, offset in ``records``) pairs in write order."""
+        channel id to its log time and offset in ``records`` of each message, flat
+        (time, offset, time, offset, ...), in write order."""
         stats = self.statistics
         start = end = -1
         counts = stats.channel_message_counts
-        for channel_id, pairs in indexes.items():
-            low, high = min(pairs)[0], max(pairs)[0]
+        for channel_id, flat in indexes.items():
+            times = flat[0::2]
+            low, high = min(times), max(times)
             start = low if start < 0 else min(start, low)
             end = max(end, high)
-            counts[channel_id] = counts.get(channel_id, 0) + len(pairs)
-            stats.message_count += len(pairs)
+            counts[channel_id] = counts.get(channel_id, 0) + len(times)
+            stats.message_count += len(times)
         if stats.chunk_count == 0:
             stats.message_start_time, stats.message_end_time = start, end
         else:
@@ -183,11 +184,11 @@ class McapFile:
         index_parts: list[bytes] = []
         index_offsets: dict[int, int] = {}
         at = chunk_start + len(head) + len(compressed)
-        for channel_id, pairs in indexes.items():
-            flat = array("Q", chain.from_iterable(pairs))
+        for channel_id, flat in indexes.items():
+            entries = array("Q", flat)
             if not _LITTLE:
-                flat.byteswap()
-            body = flat.tobytes()
+                entries.byteswap()
+            body = entries.tobytes()
             part = _MESSAGE_INDEX_HEAD.pack(Opcode.MESSAGE_INDEX, 6 + len(body), channel_id,
                                             len(body)) + body
             index_offsets[channel_id] = at

@@ -132,7 +132,7 @@ def test_ctrl_c_shuts_down_cleanly(tmp_path):
         deadline = time.time() + 30
         while not (tmp_path / f"{name}.pid").exists() and time.time() < deadline:
             time.sleep(0.05)
-    # Interrupt once messages are on disk (a first 256 KiB chunk), however loaded the
+    # Interrupt once messages are on disk (256 KiB of chunks, written at least every 0.5 s), however loaded the
     # machine: the point is that what was recorded survives the interrupt.
     recording = tmp_path / "out" / "recording.mcap"
     deadline = time.time() + 30

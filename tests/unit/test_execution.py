@@ -78,6 +78,27 @@ def test_multirate_ticks_are_the_union_of_instants():
     assert ex.by_name["a"].steps == 30 and ex.by_name["b"].steps == 100
 
 
+def test_components_on_one_schedule_share_a_cohort_and_keep_the_rank_order():
+    # a and c run at 100 Hz, b and d at 50 Hz, e at 50 Hz shifted by 5 ms: three
+    # cohorts. At an instant where several are due, the components are stepped (and
+    # publish, in-process) in rank order across cohorts: the declaration order under
+    # Jacobi, run.order under Gauss-Seidel.
+    comps = [("a", "Count", 100, 0, {}), ("b", "Count", 50, 0, {}), ("c", "Count", 100, 0, {}),
+             ("d", "Count", 50, 0, {}), ("e", "Count", 50, 5_000_000, {})]
+    ex, mem = make(comps, [], 40_000_000)
+    assert sorted(sorted(s.name for s in c.members) for c in ex.cohorts) == [
+        ["a", "c"], ["b", "d"], ["e"]]
+    assert [topic for topic, _, _ in mem.rows[:5]] == [  # t = 0, then e at 5 ms
+        "/a/out", "/b/out", "/c/out", "/d/out", "/e/out"]
+    assert [ex.by_name[n].steps for n in "abcde"] == [4, 2, 4, 2, 2]
+    ex, mem = make(comps, [], 40_000_000, "gauss-seidel", order=["c", "e", "b", "a", "d"])
+    at_zero = [topic for topic, t, _ in mem.rows if t == 0]
+    assert at_zero == ["/c/out", "/b/out", "/a/out", "/d/out"]
+    at_20ms = [topic for topic, t, _ in mem.rows if t == 20_000_000]
+    assert at_20ms == ["/c/out", "/b/out", "/a/out", "/d/out"]
+    assert [topic for topic, t, _ in mem.rows if t == 25_000_000] == ["/e/out"]
+
+
 def test_jacobi_output_is_visible_at_the_end_of_the_step():
     ex, mem = make([("src", "Count", 100, 0, {}), ("probe", "Probe", 100, 0, {})],
                    [("src", "out", "probe", "in")], 100_000_000)

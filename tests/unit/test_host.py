@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
+from google.protobuf import struct_pb2
 
 from moonpool.components import Component, Port, param
 from moonpool.components.sdk.errors import LifecycleError, ParameterError, PortError, StepFailed
@@ -133,3 +134,50 @@ def test_describe_lists_ports_and_parameters():
     assert params["gain"].default_value.double_value == 2.0
     assert params["taps"].type == lc.PARAMETER_TYPE_DOUBLE_ARRAY
     assert d.description == "Multiplies its input by a gain."
+
+
+class MapSource(Component):
+    """Outputs a google.protobuf.Struct (a map) filled in reverse key order, and a
+    Signals (no map anywhere)."""
+
+    inputs = ()
+    outputs = (Port("table", struct_pb2.Struct), Port("plain", signals_pb2.Signals))
+
+    @dataclass(frozen=True, kw_only=True)
+    class Parameters:
+        pass
+
+    def configure(self, params):
+        pass
+
+    def step(self, t_ns, dt_ns, inputs):
+        table = struct_pb2.Struct()
+        for key in ("zulu", "mike", "alpha", "kilo", "bravo"):  # not sorted
+            table.fields[key].number_value = len(key)
+        plain = signals_pb2.Signals(header=self.header(t_ns))
+        plain.signals.add(name="y", value=1.5)
+        return {"table": table, "plain": plain}
+
+
+def test_map_types_are_found_through_nesting_and_cycles():
+    assert wire.has_map_fields(struct_pb2.Struct.DESCRIPTOR)
+    assert wire.has_map_fields(struct_pb2.Value.DESCRIPTOR)  # Value -> Struct -> Value ...
+    assert not wire.has_map_fields(signals_pb2.Signals.DESCRIPTOR)
+    assert not wire.has_map_fields(vehicle_pb2.Wrench.DESCRIPTOR)
+
+
+def test_outputs_are_serialized_deterministically_with_or_without_maps():
+    # A type without map fields takes the plain (faster) serialization; one with a map
+    # the deterministic one (keys sorted). Both payloads must equal the deterministic
+    # serialization, which the digest and the recordings are defined on.
+    host = ComponentHost(MapSource())
+    host.configure(lc.Configure(instance_name="m", seed=1))
+    host.initialize(0)
+    outputs = {o.port: o for o in host.step(0, 10, {})}
+    table = struct_pb2.Struct.FromString(outputs["table"].payload)
+    assert outputs["table"].payload == table.SerializeToString(deterministic=True)
+    at = [outputs["table"].payload.find(k.encode()) for k in ("alpha", "bravo", "kilo", "mike",
+                                                               "zulu")]
+    assert at == sorted(at) and min(at) > 0  # sorted keys on the wire
+    plain = signals_pb2.Signals.FromString(outputs["plain"].payload)
+    assert outputs["plain"].payload == plain.SerializeToString(deterministic=True)
