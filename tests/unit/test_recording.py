@@ -333,3 +333,28 @@ def test_bad_arguments(tmp_path: Path) -> None:
             rec.write(ch + 10, 0, b"")
         with pytest.raises(ValueError):
             rec.write(ch, -1, b"")
+
+
+def test_writing_messages_leaves_nothing_for_the_garbage_collector(tmp_path):
+    # Every message's index entry is kept until its chunk is written. Kept as objects
+    # the garbage collector tracks (a tuple each, as before), they made it collect
+    # again and again during a run (a full collection of the process took 13 ms in a
+    # chain of eight FMUs: a late tick in real time). Ints are not tracked.
+    import gc
+
+    rec = Recorder(tmp_path / "gc.mcap")
+    channel = rec.add_topic("/a/b", "moonpool.v1.Signals")
+    payload = wire.serialize(signals_pb2.Signals())
+    rec.write(channel, 0, payload)
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(gc.get_objects())
+        for k in range(1, 5001):
+            rec.write(channel, k * 1000, payload)
+        grown = len(gc.get_objects()) - before
+    finally:
+        gc.enable()
+    rec.close()
+    assert grown < 50, f"{grown} objects tracked by the collector after 5,000 messages"
+    assert len(list(read_recording(tmp_path / "gc.mcap"))) == 5001
