@@ -240,6 +240,9 @@ class Renderer:
         self._ripple_waves = None
         self._phases: _Phases | None = None  # the ripple's per-corner phases (one set of waves)
         self._canvas: tuple[np.ndarray, list] | None = None  # (image, boxes drawn in it)
+        # (tag id, options) -> the tag's radiance per cell (_level_map); shared with the
+        # renderers with_options makes (the key holds the options)
+        self._levels: dict[tuple[int, RenderOptions], np.ndarray] = {}
 
     def with_options(self, **changes) -> Renderer:
         """A renderer of the same camera with some options changed (shares the
@@ -367,7 +370,7 @@ class Renderer:
     def _level_map(self, tag_id: int) -> np.ndarray:
         """The tag's radiance per cell, padded by one cell of -1 (outside the tag)
         (read-only, made once per tag)."""
-        levels = self.__dict__.setdefault("_levels", {})
+        levels = self._levels
         L = levels.get((tag_id, self.options))
         if L is None:
             o = self.options
