@@ -542,15 +542,17 @@ class Execution:
         self._first_deadline = min((h.deadline for h in self._holes.values()),
                                    default=float("inf"))
 
-    def wait(self, seconds: float) -> None:
+    def wait(self, seconds: float) -> str | None:
         """Sleep for ``seconds`` (the pacer's sleep), collecting the replies of sent
         steps as they arrive: their messages are routed during the slack, and their
-        step times are the time to the reply, not to the next tick that needs it."""
+        step times are the time to the reply, not to the next tick that needs it.
+        Returns, when collecting a reply carried it past its end, what it collected
+        and how long that took (for the pacer's overrun message), else None."""
         end = time.monotonic() + seconds
         while self._holes:
             left = end - time.monotonic()
             if left <= 0:
-                return
+                return None
             socks = {}
             for hole in self._holes.values():
                 conn = hole.slot.adapter.connection
@@ -560,15 +562,22 @@ class Execution:
                 poller.register(conn.sock, zmq.POLLIN)
             ready = dict(poller.poll(left * 1000))
             if not ready:
-                return
+                return None
             for conn, _ in socks.values():
                 if conn.sock in ready and conn.reply_ready():  # not just a heartbeat answer
                     busy = self._busy.get(id(conn))
+                    names = [h.slot.name for h in busy or ()]
+                    t0 = time.monotonic()
                     while busy:
                         self._collect(busy[0])
+                    done = time.monotonic()
+                    if done > end:  # (the rest is collected when the tick needs it)
+                        return (f"collecting {' and '.join(names)}'s reply while waiting took "
+                                f"{(done - t0) * 1e3:.3f} ms")
         left = end - time.monotonic()
         if left > 0:
             time.sleep(left)
+        return None
 
     def _publish(self, slot: _Slot, samples: list[Sample], visible_ns: int,
                  end_ns: int | None = None, rows: list | None = None) -> None:

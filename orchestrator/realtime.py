@@ -201,9 +201,9 @@ class Pacer:
                 self._collect()
                 now = clock()
             wake = deadline - self.spin_ns
-            if now < wake:
-                self._sleep_until(wake, now)
+            during = self._sleep_until(wake, now) if now < wake else None
             if prepare is not None:
+                woke = clock()
                 waited = prepare()
                 now = clock()
                 if now > deadline:  # waited for a step past the deadline
@@ -211,8 +211,7 @@ class Pacer:
                     self.times.append(t_ns)
                     self.lateness.append(late)
                     self.overruns += 1
-                    why = "a step of an earlier tick was still running"
-                    self._overrun(t_ns, late, f"{why}: {waited}" if waited else why)
+                    self._overrun(t_ns, late, self._why_late(woke - deadline, during, waited))
                     return
             while (now := clock()) < deadline:
                 pass
@@ -261,19 +260,36 @@ class Pacer:
         self.scheduler = f"SCHED_FIFO {self.priority}"
         nudge_watchdog()
 
-    def _sleep_until(self, wake: int, now: int) -> None:
+    def _sleep_until(self, wake: int, now: int) -> Any:
+        """Sleep (in slices, calling ``idle`` between them) until ``wake``; returns what
+        the last call of ``sleep`` returned (the execution's ``wait``: what it was
+        collecting when it overran its end, or None)."""
         sleep, clock, idle, slice_s = self._sleep, self._clock, self._idle, self.idle_slice_s
         while True:
             left = (wake - now) * 1e-9
             if left <= slice_s:
-                sleep(left)
-                return
-            sleep(slice_s)
+                return sleep(left)
+            during = sleep(slice_s)
             if idle is not None:
                 idle()
             now = clock()
             if now >= wake:
-                return
+                return during
+
+    @staticmethod
+    def _why_late(woke_late_ns: int, during: Any, waited: Any) -> str:
+        """Why a tick that collected earlier steps before starting is late: its wait
+        ended after the deadline (a reply collected while waiting took that long, or
+        the machine woke the stepping thread late), and/or it waited for a step."""
+        parts = []
+        if woke_late_ns > 0:
+            parts.append(f"the wait before it ended {woke_late_ns * 1e-6:.3f} ms after the "
+                         "deadline: " + (str(during) if during else
+                                         "the machine woke the stepping thread late"))
+        if waited or not parts:
+            why = "a step of an earlier tick was still running"
+            parts.append(f"{why}: {waited}" if waited else why)
+        return "; ".join(parts)
 
     def _collect(self) -> None:
         """Run the collector: the young generation each time, generation 1 every 10th

@@ -153,3 +153,50 @@ def test_an_overrun_waiting_for_another_process_names_its_step(tmp_path):
         in proc.stderr
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["realtime"]["overruns"] >= 1
+
+
+def test_the_wait_says_when_collecting_a_reply_carried_it_past_its_end(tmp_path,
+                                                                       monkeypatch):
+    """Execution.wait (the pacer's sleep) collects replies as they come; when a
+    collection ends after the wait's end it returns what it collected and how long it
+    took, which goes into the overrun's message (tests/unit/test_realtime_pacer.py)."""
+    import time
+    from fractions import Fraction
+    from pathlib import Path
+
+    import zmq
+
+    from moonpool.orchestrator.execution import Execution
+    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
+    from moonpool.orchestrator.run import RunObserver, build_adapters
+
+    support = Path(__file__).resolve().parents[1] / "support"
+    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="jacobi"),
+              (ComponentConfig("src", "probes:Count", "process", Schedule(Fraction(100)),
+                               base_dir=support),), ())
+    adapters = build_adapters(rig, tmp_path, None)
+    ex = Execution(rig, adapters, RunObserver(None))
+    try:
+        ex.setup()
+        s = ex.slots[0]
+        s.adapter.start_step(0, s.t_next, {})
+        s.adapter.flush()
+        ex._hole(s, s.t_next)
+        # The reply is in (readable, not read) before the wait starts.
+        assert s.adapter.connection.sock.poll(30_000, zmq.POLLIN)
+        assert ex.wait(0.0) is None  # nothing left of the wait: nothing collected
+        collect = Execution._collect
+
+        def slow_collect(self, hole):
+            time.sleep(0.1)
+            collect(self, hole)
+
+        monkeypatch.setattr(Execution, "_collect", slow_collect)
+        said = ex.wait(0.05)
+        assert said is not None and said.startswith("collecting src's reply while waiting "
+                                                    "took ")
+        assert not ex._holes  # collected
+        monkeypatch.setattr(Execution, "_collect", collect)
+        assert ex.wait(0.01) is None  # nothing outstanding: a plain sleep
+    finally:
+        ex.shutdown(True)

@@ -411,3 +411,73 @@ def test_a_late_tick_waits_for_its_inputs_too():
     p(10 * MS, lambda: fc.work(1 * MS))
     assert 3 * MS <= p.lateness[-1] <= 3 * MS + 20_000
     assert p.overruns == 1
+
+
+def _warnings_of_the_pacer(run) -> str:
+    """The text of the pacer's log records (WARNING and above) while ``run()`` runs."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("moonpool.realtime")
+    level, disabled = logger.level, logger.disabled
+    logger.setLevel(logging.WARNING)
+    logger.disabled = False
+    logger.addHandler(handler)
+    try:
+        run()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.disabled = disabled
+    return " ".join(r.getMessage() for r in records)
+
+
+def test_an_overrun_from_a_late_wake_up_says_so():
+    """The wait before a tick ends after its deadline, and nothing is waited for after
+    it: the message blames the wait, not a step of another process (which is what it
+    said before, misleadingly, for a 1.9 ms late wake-up in a 120 s run of the pool)."""
+    fc = FakeClock()
+    p = pacer(fc, policy="warn")
+
+    def late_wait(seconds):  # returns 2 ms after its time, having collected nothing
+        fc.now += round(seconds * 1e9) + 2 * MS
+
+    p._sleep = late_wait
+    text = _warnings_of_the_pacer(lambda: (p(0, lambda: None), p(10 * MS, lambda: None)))
+    assert p.overruns == 1
+    assert "the wait before it ended 1.8" in text  # 2 ms late, minus the spin margin
+    assert "the machine woke the stepping thread late" in text
+    assert "still running" not in text
+
+
+def test_an_overrun_from_a_reply_collected_while_waiting_names_it():
+    """The execution's wait collects replies as they arrive; when one of those carries
+    it past the deadline, the wait says which (its return value) and the message has it."""
+    fc = FakeClock()
+    p = pacer(fc, policy="warn")
+
+    def wait(seconds):
+        fc.now += round(seconds * 1e9) + 3 * MS
+        return "collecting camera's reply while waiting took 3.100 ms"
+
+    p._sleep = wait
+    text = _warnings_of_the_pacer(lambda: (p(0), p(10 * MS, lambda: None)))
+    assert p.overruns == 1
+    assert ("ms after the deadline: collecting camera's reply while waiting took 3.100 ms"
+            in text)
+    # Late from the wait and then waiting for a step as well: both are said.
+    fc2 = FakeClock()
+    p2 = pacer(fc2, policy="warn")
+
+    def wait2(seconds):
+        fc2.now += round(seconds * 1e9) + 1 * MS
+        return None
+
+    p2._sleep = wait2
+    text = _warnings_of_the_pacer(lambda: (p2(0), p2(10 * MS, lambda: (
+        fc2.work(2 * MS), "localizer's step ending at t = 0.010000 s")[1])))
+    assert p2.overruns == 1
+    assert "the machine woke the stepping thread late; a step of an earlier tick was still " \
+           "running: localizer's step ending at t = 0.010000 s" in text
