@@ -375,30 +375,11 @@ def test_waiting_for_an_earlier_step_past_the_deadline_makes_the_tick_late():
 def test_an_overrun_names_the_step_the_tick_waited_for():
     """What prepare returns (the execution: the step it waited for longest) is in the
     overrun's message, so a user sees which component held the tick."""
-    import logging
-
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append  # type: ignore[method-assign]
-    # The pacer's own logger, enabled at WARNING: earlier tests in the process may have
-    # raised the level above it, or disabled it (a library's logging.config.dictConfig
-    # disables the loggers that exist when it runs).
-    logger = logging.getLogger("moonpool.realtime")
-    level, disabled = logger.level, logger.disabled
-    logger.setLevel(logging.WARNING)
-    logger.disabled = False
-    logger.addHandler(handler)
-    try:
-        fc = FakeClock()
-        p = pacer(fc, policy="warn")
-        p(0)
-        p(10 * MS, lambda: (fc.work(3 * MS), "localizer's step ending at t = 0.010000 s")[1])
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        logger.disabled = disabled
+    fc = FakeClock()
+    p = pacer(fc, policy="warn")
+    text = _warnings_of_the_pacer(lambda: (p(0), p(10 * MS, lambda: (
+        fc.work(3 * MS), "localizer's step ending at t = 0.010000 s")[1])))
     assert p.overruns == 1
-    text = " ".join(r.getMessage() for r in records)
     assert "still running: localizer's step ending at t = 0.010000 s" in text
 
 
@@ -420,6 +401,9 @@ def _warnings_of_the_pacer(run) -> str:
     records: list[logging.LogRecord] = []
     handler = logging.Handler(logging.WARNING)
     handler.emit = records.append  # type: ignore[method-assign]
+    # The pacer's own logger, enabled at WARNING: earlier tests in the process may have
+    # raised the level above it, or disabled it (a library's logging.config.dictConfig
+    # disables the loggers that exist when it runs).
     logger = logging.getLogger("moonpool.realtime")
     level, disabled = logger.level, logger.disabled
     logger.setLevel(logging.WARNING)
