@@ -63,6 +63,18 @@ the pacer collects the young generation itself in a tick's slack (when more than
 in any case at least every :data:`GC_FORCE_TICKS` ticks. :meth:`Pacer.close`
 restores the collector as it was.
 
+**The GIL.** The recording's writer thread (orchestrator/recording/background.py) is
+the orchestrator's other Python thread. Started while a tick works, its job took the
+GIL at each of the stepping thread's releases (a NumPy or FMI call) and held it for
+its own Python: a step in the orchestrator's process then waited, up to the switch
+interval (5 ms). So while pacing, the writer starts a job only while the pacer sleeps
+(its ``slack`` event: set for the sleep, cleared when the tick starts, set again by
+:meth:`Pacer.close`), and the interpreter's switch interval is
+:data:`SWITCH_INTERVAL_S` (``sys.setswitchinterval``; restored at close), so a job
+that is still running when the tick starts gives the GIL back within that. In the
+pool rig in real time (three 60 s runs each), steps that lost more than 0.3 ms of
+wall time to waiting went from 9-16 per minute to 0-1 (docs/benchmarks.md).
+
 The per-tick lateness is kept in memory (8 bytes per tick) and summarised by
 :meth:`Pacer.summary` into ``summary.json`` (``realtime``).
 """
@@ -72,6 +84,7 @@ from __future__ import annotations
 import array
 import gc
 import logging
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -101,6 +114,11 @@ GC_MIN_SLACK_NS = 2_000_000
 GC_FORCE_TICKS = 1000
 """Collect the young generation at least this often (ticks), slack or not."""
 
+SWITCH_INTERVAL_S = 0.0002
+"""The interpreter's switch interval while pacing, s (Python's default is 0.005): how
+long the stepping thread waits at most for the GIL when another thread holds it
+(module docstring, "The GIL")."""
+
 
 class Pacer:
     """Waits for each tick's deadline and records its lateness (module docstring).
@@ -126,6 +144,7 @@ class Pacer:
         idle_slice_s: float = IDLE_SLICE_S,
         manage_gc: bool = True,
         priority: int = 0,
+        switch_interval_s: float | None = SWITCH_INTERVAL_S,
     ) -> None:
         factor = Fraction(factor)
         if factor <= 0:
@@ -154,6 +173,11 @@ class Pacer:
         self._gc_state: tuple[bool, bool] | None = None  # (was enabled, froze)
         self.priority = priority
         self._sched_before: tuple[int, int] | None = None  # (policy, priority) to restore
+        self._switch_interval_s = switch_interval_s  # while pacing (None: left as it is)
+        self._switch_before: float | None = None  # the switch interval to restore
+        self.writer_slack: Any = None
+        """The recording's writer thread's ``slack`` event (recording/background.py), or
+        None: set while the pacer sleeps, cleared while a tick works, set at close."""
         self.scheduler = "normal"
         """How the stepping thread was scheduled while pacing: "normal" or "SCHED_FIFO N"."""
         self._gc_ticks = 0
@@ -201,7 +225,14 @@ class Pacer:
                 self._collect()
                 now = clock()
             wake = deadline - self.spin_ns
-            during = self._sleep_until(wake, now) if now < wake else None
+            during = None
+            if now < wake:
+                slack = self.writer_slack
+                if slack is not None:
+                    slack.set()  # the recording's writer thread may start a job now
+                during = self._sleep_until(wake, now)
+                if slack is not None:
+                    slack.clear()
             if prepare is not None:
                 woke = clock()
                 waited = prepare()
@@ -233,12 +264,17 @@ class Pacer:
         """The first tick: raise the priority, take the collector over, then anchor."""
         if self.priority and self._sched_before is None:
             self._raise_priority()
+        if self._switch_interval_s is not None and self._switch_before is None:
+            self._switch_before = sys.getswitchinterval()
+            sys.setswitchinterval(self._switch_interval_s)
         if self._manage_gc and self._gc_state is None:
             was_enabled = gc.isenabled()
             gc.disable()
             gc.collect()
             gc.freeze()  # what setup allocated is never scanned again
             self._gc_state = (was_enabled, True)
+        if self.writer_slack is not None:
+            self.writer_slack.clear()  # set again only while sleeping
         self._base, self._t0 = self._clock(), t_ns
         self.times.append(t_ns)
         self.lateness.append(0)
@@ -324,7 +360,13 @@ class Pacer:
             log.debug("real time: %s (overrun #%d)", what, self.overruns)
 
     def close(self) -> None:
-        """Give the garbage collector and the scheduling policy back (idempotent)."""
+        """Give the garbage collector and the scheduling policy back, and the recording's
+        writer thread its freedom (idempotent)."""
+        if self.writer_slack is not None:
+            self.writer_slack.set()
+        if self._switch_before is not None:
+            sys.setswitchinterval(self._switch_before)
+            self._switch_before = None
         if self._sched_before is not None:
             import os
 

@@ -382,6 +382,9 @@ def run_rig(
             if recorder is not None:  # the first N recorded messages are Initialize outputs
                 recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(recorder.messages)})
             pacer = execution.pace = make_pacer(rig, adapters, execution.wait)
+            if pacer is not None and recorder is not None:
+                # The recording's writer thread starts its jobs while the pacer sleeps.
+                pacer.writer_slack = recorder.queue.slack
             loop0 = time.perf_counter()
             try:
                 execution.run(progress)

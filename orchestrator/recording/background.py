@@ -19,6 +19,15 @@ kept in ``failure``: every job after it is dropped, and the next hand-over raise
 on the stepping thread, which ends the run as a failure with that reason (the thread
 prints nothing).
 
+In a real-time run the thread starts a job only while the stepping thread sleeps
+(``slack``: the pacer sets it for its sleep before each tick and clears it when the
+tick starts; orchestrator/realtime.py, "The GIL"). A job needs the GIL a handful of
+times; started while the stepping thread works, it took the GIL at each of that
+thread's releases (a NumPy or FMI call inside a step) and held it for its own Python.
+Flat out ``slack`` is always set. A hand-over that has to wait for the thread
+(backpressure), :meth:`Background.drain` and :meth:`Background.stop` set it: the
+thread is never held back while someone waits for it.
+
 In a real-time run at SCHED_FIFO N (the pacer raises the stepping thread), the thread
 follows at N - 1 (looked at before a job, at most every ``FOLLOW_S``), like the
 components' processes: it then never waits behind other programs while it holds the
@@ -60,6 +69,9 @@ class Background:
         """Hand-overs that had to wait (the disk, or the thread, was behind)."""
         self.most = 0
         """The most bytes ever handed over and not done at once."""
+        self.slack = threading.Event()
+        """Set while the thread may start a job (see the module docstring)."""
+        self.slack.set()
         self._cond = threading.Condition()
         # (job, its arguments, its size, when it was handed over)
         self._jobs: deque[tuple[Callable[..., Any] | None, tuple, int, float]] = deque()
@@ -87,6 +99,7 @@ class Background:
         with cond:
             if self._behind(size, now):
                 self.waits += 1
+                self.slack.set()  # (waiting for the thread: let it work)
                 while self._behind(size, now):
                     cond.wait()
                 now = time.monotonic()
@@ -107,12 +120,14 @@ class Background:
     def drain(self) -> None:
         """Wait until every job handed over is done (written, or dropped after a
         failure)."""
+        self.slack.set()
         with self._cond:
             while self._jobs:
                 self._cond.wait()
 
     def stop(self) -> None:
         """Finish the jobs handed over, then end the thread (idempotent)."""
+        self.slack.set()
         if self._thread.is_alive():
             with self._cond:
                 self._jobs.append((None, (), 0, 0.0))
@@ -128,6 +143,7 @@ class Background:
                 job, args, size, _ = jobs[0]
             if job is None:
                 break
+            self.slack.wait()  # real time: while the stepping thread sleeps
             if self.failure is None:
                 if time.monotonic() >= self._follow_at:
                     self._follow()

@@ -42,6 +42,7 @@ class FakeClock:
 
 
 def pacer(fc: FakeClock, factor=1, policy="warn", period_ns=10 * MS, **kw) -> Pacer:
+    kw.setdefault("switch_interval_s", None)  # (the process's: most pacers here are not closed)
     return Pacer(factor, policy, period_ns=period_ns, clock=fc.clock, sleep=fc.sleep,
                  manage_gc=False, **kw)
 
@@ -465,3 +466,39 @@ def test_an_overrun_from_a_reply_collected_while_waiting_names_it():
     assert p2.overruns == 1
     assert "the machine woke the stepping thread late; a step of an earlier tick was still " \
            "running: localizer's step ending at t = 0.010000 s" in text
+
+
+def test_the_recordings_writer_works_only_while_the_pacer_sleeps():
+    """``writer_slack`` (the recording's writer thread's event) is set for each sleep
+    and cleared while a tick works, and set for good at close; the interpreter's
+    switch interval is SWITCH_INTERVAL_S while pacing, then restored."""
+    import sys
+    import threading
+
+    from moonpool.orchestrator.realtime import SWITCH_INTERVAL_S
+
+    fc = FakeClock()
+    p = pacer(fc, switch_interval_s=SWITCH_INTERVAL_S)
+    slack = threading.Event()
+    slack.set()
+    p.writer_slack = slack
+    during_sleeps: list[bool] = []
+
+    def sleep(seconds):
+        during_sleeps.append(slack.is_set())
+        fc.sleep(seconds)
+
+    p._sleep = sleep
+    before = sys.getswitchinterval()
+    try:
+        p(0)
+        assert not slack.is_set()  # the first tick works
+        assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL_S)
+        for k in range(1, 4):
+            p(k * 10 * MS)
+            assert not slack.is_set()  # each tick works with the writer held
+        assert during_sleeps and all(during_sleeps)  # and it could work in every sleep
+    finally:
+        p.close()
+    assert slack.is_set()
+    assert sys.getswitchinterval() == pytest.approx(before)

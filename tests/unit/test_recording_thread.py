@@ -257,3 +257,34 @@ def test_the_writer_thread_follows_the_stepping_threads_real_time_priority(
         rec.close()
     assert seen == [(os.SCHED_OTHER, 0), (os.SCHED_FIFO, 9), (os.SCHED_OTHER, 0)]
 
+
+
+def test_the_thread_starts_jobs_only_in_the_slack_and_is_never_held_by_a_waiter():
+    """In real time the pacer clears ``slack`` while a tick works and sets it while it
+    sleeps: a job handed over meanwhile waits for the slack. Whoever waits for the
+    thread (drain, stop, a hand-over under backpressure) lets it run."""
+    done: list[int] = []
+    bg = background.Background(limit=1 << 20, lag=60.0)
+    try:
+        bg.slack.clear()  # a tick is working
+        bg.put(done.append, (1,), 10)
+        time.sleep(0.1)
+        assert done == []  # held until the slack
+        bg.slack.set()  # the pacer sleeps
+        deadline = time.monotonic() + 10
+        while not done and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert done == [1]
+        bg.slack.clear()
+        bg.put(done.append, (2,), 10)
+        bg.drain()  # waiting for it sets the slack: no deadlock
+        assert done == [1, 2] and bg.slack.is_set()
+        # Backpressure: a hand-over over the byte limit waits for the thread, and lets
+        # it run rather than waiting forever.
+        bg.slack.clear()
+        bg.put(done.append, (3,), 1 << 20)
+        bg.put(done.append, (4,), 1 << 20)  # the first one must be done first
+        bg.drain()
+        assert done == [1, 2, 3, 4] and bg.waits >= 1
+    finally:
+        bg.stop()
