@@ -145,6 +145,7 @@ class Pacer:
         manage_gc: bool = True,
         priority: int = 0,
         switch_interval_s: float | None = SWITCH_INTERVAL_S,
+        writer_slack: Any = None,
     ) -> None:
         factor = Fraction(factor)
         if factor <= 0:
@@ -175,7 +176,7 @@ class Pacer:
         self._sched_before: tuple[int, int] | None = None  # (policy, priority) to restore
         self._switch_interval_s = switch_interval_s  # while pacing (None: left as it is)
         self._switch_before: float | None = None  # the switch interval to restore
-        self.writer_slack: Any = None
+        self.writer_slack = writer_slack
         """The recording's writer thread's ``slack`` event (recording/background.py), or
         None: set while the pacer sleeps, cleared while a tick works, set at close."""
         self.scheduler = "normal"

@@ -215,9 +215,11 @@ def wired_rig(rig: Rig) -> Rig:
 
 
 def make_pacer(rig: Rig, adapters: dict[str, Adapter],
-               sleep: Callable[[float], Any] = time.sleep) -> Pacer | None:
+               sleep: Callable[[float], Any] = time.sleep,
+               recorder: Recorder | None = None) -> Pacer | None:
     """The real-time pacer of the rig (``run.realtime``), or None to run flat out.
-    ``sleep``: how the pacer waits (the execution's ``wait`` collects replies meanwhile)."""
+    ``sleep``: how the pacer waits (the execution's ``wait`` collects replies meanwhile);
+    ``recorder``: its writer thread starts jobs only while the pacer sleeps."""
     if rig.run.realtime is None:
         return None
 
@@ -233,7 +235,8 @@ def make_pacer(rig: Rig, adapters: dict[str, Adapter],
     slice_s = min(IDLE_SLICE_S, rig.run.heartbeat_interval_ns * 0.25e-9)
     return Pacer(rig.run.realtime, rig.run.overrun, period_ns=max(period, 1), idle=idle,
                  idle_slice_s=slice_s, sleep=sleep, priority=rig.run.realtime_priority,
-                 spin_ns=rig.run.realtime_spin_ns)
+                 spin_ns=rig.run.realtime_spin_ns,
+                 writer_slack=recorder.queue.slack if recorder is not None else None)
 
 
 def insecure_components(rig: Rig) -> list[str]:
@@ -381,10 +384,7 @@ def run_rig(
             execution.setup()
             if recorder is not None:  # the first N recorded messages are Initialize outputs
                 recorder.add_metadata(INITIALIZE_METADATA, {"messages": str(recorder.messages)})
-            pacer = execution.pace = make_pacer(rig, adapters, execution.wait)
-            if pacer is not None and recorder is not None:
-                # The recording's writer thread starts its jobs while the pacer sleeps.
-                pacer.writer_slack = recorder.queue.slack
+            pacer = execution.pace = make_pacer(rig, adapters, execution.wait, recorder)
             loop0 = time.perf_counter()
             try:
                 execution.run(progress)

@@ -20,11 +20,9 @@ import threading
 import time
 from typing import Any
 
-from google.protobuf.message import DecodeError
-
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.component import Attached, Component
-from moonpool.components.sdk.errors import PortError, StepTimeout
+from moonpool.components.sdk.errors import StepTimeout
 from moonpool.components.sdk.host import ComponentHost
 from moonpool.v1 import lifecycle_pb2 as lc
 
@@ -206,12 +204,6 @@ class InProcessAdapter(Adapter):
             for port, value in inputs.items():
                 if value.__class__ is list:
                     decoded[port] = [_payload_of(s) for s in value]
-                elif value.attachment is None:  # _payload_of inlined (the usual case)
-                    parse = _PARSE.get(value.type_name) or _parser(value.type_name)
-                    try:
-                        decoded[port] = parse(value.payload)
-                    except (DecodeError, RuntimeError, ValueError) as exc:
-                        raise _not_valid(value, exc) from exc
                 else:
                     decoded[port] = _payload_of(value)
         else:
@@ -258,30 +250,10 @@ class InProcessAdapter(Adapter):
                 pass
 
 
-_PARSE: dict[str, Any] = {}
-"""type name -> its class's FromString (one C call per delivery)"""
-
-
-def _parser(type_name: str) -> Any:
-    parse = _PARSE[type_name] = wire.message_class(type_name).FromString
-    return parse
-
-
-def _not_valid(sample: Sample, exc: Exception) -> PortError:
-    # (cannot happen for payloads serialized here or parsed when they came in; kept so
-    # that it would be named as wire.decode names it)
-    return PortError(f"payload is not a valid {sample.type_name}: {exc}",
-                     fix=f"send {sample.type_name} serialized by protobuf")
-
-
 def _payload_of(sample: Sample) -> Any:
     # A fresh decode per delivery: a consumer that modifies its input cannot
     # affect another consumer, exactly as when each runs in its own process.
-    parse = _PARSE.get(sample.type_name) or _parser(sample.type_name)
-    try:
-        msg = parse(sample.payload)
-    except (DecodeError, RuntimeError, ValueError) as exc:
-        raise _not_valid(sample, exc) from exc
+    msg = wire.decode(sample.type_name, sample.payload)
     if sample.attachment is not None:
         return Attached(msg, sample.attachment)
     return msg
