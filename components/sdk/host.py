@@ -269,9 +269,8 @@ class ComponentHost:
                     f"input '{name}' expects {type_name}, got {pv.type}",
                     component=self.name, fix="connect an output of the same type",
                 )
-            msg = cls()
             try:
-                msg.ParseFromString(pv.payload)
+                msg = cls.FromString(pv.payload)  # (one C call: a new message, parsed)
             except (DecodeError, RuntimeError, ValueError) as exc:
                 raise PortError(f"input '{name}': payload is not a valid {type_name}: {exc}",
                                 component=self.name,

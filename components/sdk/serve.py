@@ -532,8 +532,10 @@ class Server:
         parts: list[bytes] = []
         names, hosts = self._instance_fields, self.hosts
         items = batch.steps
-        if len(items) > len(hosts) or (
-                self.group and len({item.instance for item in items}) != len(items)):
+        # (the count first: a long batch is refused before its names are read; each
+        # name is read once, a new str per read)
+        instances = [item.instance for item in items] if len(items) <= len(hosts) else []
+        if len(items) > len(hosts) or (self.group and len(set(instances)) != len(items)):
             raise PortError(
                 f"a StepBatch of {len(items)} steps"
                 + (" names a component twice" if len(items) <= len(hosts) else
@@ -541,8 +543,7 @@ class Server:
                 component=self.name,
                 fix="list each hosted component at most once per StepBatch "
                     "(docs/protocol.md §6a)")
-        for item in items:
-            instance = item.instance
+        for item, instance in zip(items, instances):
             host = None
             try:
                 host = hosts.get(instance) or self._host_for(instance)
