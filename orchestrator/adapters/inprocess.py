@@ -10,10 +10,17 @@ deadline, sends SIGALRM to the main thread, whose handler raises. A step itself 
 writes its deadline and clears it (no system call per step); the watchdog wakes at
 most once per (shortest) step timeout while steps run, and never signals a step
 that is within its time.
+
+The handler runs when the main thread next executes Python code: a step stuck in
+native code (an FMU's doStep that never returns, a C extension's loop) cannot be
+interrupted in this process, and neither can Ctrl-C. The watchdog then warns, once
+per step, ``STUCK_WARNING_S`` after the deadline: which component, and what to do (kill
+the run; give the component ``run = "process"``, whose hanging step is killed).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import threading
@@ -35,6 +42,12 @@ class _Alarm(BaseException):
 
 MIN_POLL_S = 0.02
 """The step watchdog's shortest look-again interval while no step runs, s."""
+STUCK_WARNING_S = 1.0
+"""How long after interrupting a step the watchdog waits for it to return before
+warning that it is stuck in native code, s (Python code returns to the handler at
+once)."""
+
+log = logging.getLogger("moonpool.inprocess")
 
 
 class _Watchdog:
@@ -48,7 +61,9 @@ class _Watchdog:
 
     def __init__(self) -> None:
         self.deadline_ns = 0
+        self.stepping: Any = None  # the adapter whose step has that deadline
         self.fired = 0  # the deadline of the step the thread interrupted last
+        self.warned = 0  # the deadline of the step it last warned about (stuck)
         self.poll_s = 1.0
         self.users = 0
         self._previous: Any = None
@@ -118,10 +133,31 @@ class _Watchdog:
             if late < 0:
                 wait(-late * 1e-9)
             elif deadline == self.fired:  # signalled already: wait for that step to end
-                wait(self.poll_s)
+                if self.warned == deadline:
+                    wait(self.poll_s)
+                elif late >= STUCK_WARNING_S * 1e9:
+                    self.warned = deadline
+                    self._warn_stuck(late * 1e-9)
+                else:
+                    wait(min(self.poll_s, STUCK_WARNING_S - late * 1e-9))
             else:  # the same step, still running: interrupt it
                 self.fired = deadline
                 signal.pthread_kill(main.ident, signal.SIGALRM)
+
+    def _warn_stuck(self, late_s: float) -> None:
+        adapter = self.stepping
+        name = getattr(adapter, "name", "?")
+        timeout_s = getattr(adapter, "step_timeout_s", 0.0)
+        log.warning(
+            "components.%s: its step has run %.1f s past its step_timeout (%g s) and was "
+            "interrupted, but goes on: it is stuck in native code (e.g. an FMU's doStep), "
+            "which an in-process step timeout cannot interrupt, nor Ctrl-C (or its code "
+            "caught the interruption: a bare except: clause). The run fails "
+            "with StepTimeout if the step ever returns. If it does not: end the run with "
+            "SIGKILL (kill -9 %d; summary.json is not written, the recording keeps what "
+            "was published until about 0.5 s before the step began), and give this "
+            "component run = \"process\" in the rig, where a hanging step is killed at "
+            "its timeout", name, late_s, timeout_s, os.getpid())
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -213,6 +249,7 @@ class InProcessAdapter(Adapter):
         watch = self._use_alarm
         t0 = time.perf_counter_ns()
         if watch:
+            _WATCHDOG.stepping = self
             _WATCHDOG.deadline_ns = t0 + self._timeout_ns
         try:
             outputs = self.host.step(t_ns, dt_ns, decoded, parameters)

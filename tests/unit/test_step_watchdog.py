@@ -64,3 +64,114 @@ def test_a_hanging_step_is_interrupted_and_the_watchdog_ends_with_the_last_adapt
     assert inprocess._WATCHDOG.users == before
     if before == 0:
         assert not any(t.name == "moonpool-step-watchdog" for t in threading.enumerate())
+
+
+# A step stuck in native code: the SIGALRM handler cannot run until the call returns.
+_SPIN_C = r"""
+#include <time.h>
+void spin(double seconds) {  /* busy for `seconds`, never returning to Python meanwhile */
+    struct timespec a, b;
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    do { clock_gettime(CLOCK_MONOTONIC, &b); }
+    while ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9 < seconds);
+}
+"""
+
+
+class Spinner(Component):
+    """Spends ``self.pause`` seconds in a C function in every step (ctypes: the GIL is
+    released, as during an FMU's doStep)."""
+
+    pause = 0.0
+    spin = None
+
+    def step(self, t_ns, dt_ns, inputs):
+        self.spin(self.pause)
+
+
+@pytest.fixture(scope="module")
+def spin(tmp_path_factory):
+    import ctypes
+    import subprocess
+
+    from moonpool.components.sdk.native import compiler
+
+    cc = compiler()
+    if cc is None:
+        pytest.skip("no C compiler")
+    folder = tmp_path_factory.mktemp("spin")
+    (folder / "spin.c").write_text(_SPIN_C)
+    subprocess.run([cc, "-O1", "-fPIC", "-shared", "-o", str(folder / "libspin.so"),
+                    str(folder / "spin.c")], check=True)
+    fn = ctypes.CDLL(str(folder / "libspin.so")).spin
+    fn.argtypes, fn.restype = [ctypes.c_double], None
+    return fn
+
+
+def _records_of_the_watchdog(run) -> list[str]:
+    """The messages the step watchdog logs (WARNING and above) while ``run()`` runs (its
+    logger enabled: a library's logging.config.dictConfig may have disabled it)."""
+    import logging
+
+    records: list[logging.LogRecord] = []
+    handler = logging.Handler(logging.WARNING)
+    handler.emit = records.append  # type: ignore[method-assign]
+    logger = logging.getLogger("moonpool.inprocess")
+    level, disabled = logger.level, logger.disabled
+    logger.setLevel(logging.WARNING)
+    logger.disabled = False
+    logger.addHandler(handler)
+    try:
+        run()
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+        logger.disabled = disabled
+    return [r.getMessage() for r in records]
+
+
+def test_a_step_stuck_in_native_code_is_named_in_a_warning_and_fails_when_it_returns(
+        spin, monkeypatch):
+    monkeypatch.setattr(inprocess, "STUCK_WARNING_S", 0.2)
+    comp = Spinner()
+    comp.spin = spin
+    a = InProcessAdapter("spinner", comp, step_timeout_ns=100_000_000)
+    a.configure(lc.Configure(instance_name="spinner"))
+    a.describe()
+    a.initialize(0)
+    raised = []
+
+    def steps():
+        _step(a, 0)  # in time: nothing said
+        comp.pause = 0.8  # interrupted at 0.1 s, but the C call goes on to 0.8 s
+        t0 = time.monotonic()
+        with pytest.raises(StepTimeout, match="did not return within 0.1 s"):
+            _step(a, 1)
+        raised.append(time.monotonic() - t0)
+
+    try:
+        said = _records_of_the_watchdog(steps)
+    finally:
+        a.close()
+    assert raised and raised[0] >= 0.8  # the handler ran only when the C call returned
+    assert len(said) == 1, said
+    assert said[0].startswith("components.spinner: its step has run ")
+    assert "stuck in native code" in said[0] and 'run = "process"' in said[0]
+    assert a.failed
+
+
+def test_a_python_step_that_is_interrupted_gets_no_stuck_warning(monkeypatch):
+    monkeypatch.setattr(inprocess, "STUCK_WARNING_S", 0.05)
+    a, comp = _adapter(0.1)
+
+    def steps():
+        comp.pause = 30.0
+        with pytest.raises(StepTimeout):
+            _step(a, 0)
+        time.sleep(0.3)  # the watchdog had time to warn, were the step still running
+
+    try:
+        said = _records_of_the_watchdog(steps)
+    finally:
+        a.close()
+    assert said == []
