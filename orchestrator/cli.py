@@ -356,7 +356,10 @@ def _run(args, rig, live) -> int:
               "(Foxglove: Open connection; layout: docs/foxglove-layout.json)",
               file=sys.stderr, flush=True)
     try:
-        result = run_rig(rig, out, progress=progress, notify=notify, live=live)
+        # A step stuck in native code cannot be interrupted here: the run is ended from
+        # the step watchdog's thread, which exits the process (run_rig's docstring).
+        result = run_rig(rig, out, progress=progress, notify=notify, live=live,
+                         abandon_stuck=True)
     except KeyboardInterrupt:  # only outside the run's own handling (e.g. before it)
         notify(f"interrupted (Ctrl-C); see {out}/summary.json if it was written")
         return EXIT_FAILED

@@ -682,9 +682,15 @@ class Execution:
             self._loop(until, heap, jacobi, progress)
             self.collect_all()
         finally:
-            self._write = self.observer.write
-            self._write_pending()
+            self.end_stream()
         self.time_ns = until if self.finished is None else min(until, self.finished[1])
+
+    def end_stream(self) -> None:
+        """Hand the observer the messages held back, up to the first step not collected
+        (the end of ``run``; or a run ended from another thread while its main thread is
+        stuck in a component's native code, orchestrator/adapters/inprocess.py)."""
+        self._write = self.observer.write
+        self._write_pending()
 
     def _loop(self, until: int, heap: list, jacobi: bool,
               progress: Callable[[int], None] | None) -> None:

@@ -13,10 +13,13 @@ recording is closed readable, and summary.json says what happened.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
+import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
@@ -33,6 +36,7 @@ from moonpool.components.sdk.errors import (
     RecordingFailed,
     RigError,
     SimulationError,
+    StepTimeout,
 )
 from moonpool.components.sdk.loading import load_entry
 from moonpool.components.sdk.scheduling import fifo_allowed, fifo_io_threads
@@ -41,7 +45,7 @@ from moonpool.components.sdk.security import ClientSecurity, leaves_loopback
 from . import summary as summary_mod
 from .adapters.base import Adapter
 from .adapters.group import GroupMember, ProcessGroup
-from .adapters.inprocess import InProcessAdapter
+from .adapters.inprocess import InProcessAdapter, abandon_stuck_steps
 from .adapters.command import CommandAdapter, command_values
 from .adapters.process import ProcessAdapter
 from .adapters.remote import RemoteAdapter
@@ -306,11 +310,20 @@ def run_rig(
     progress: Callable[[int], None] | None = None,
     notify: Callable[[str], None] | None = None,
     live: Any = None,
+    abandon_stuck: bool = False,
 ) -> RunResult:
     """Run a validated rig; write recording.mcap, summary.json and plots/ in out_dir.
 
     ``notify`` receives what a person waiting at the terminal should read (what a
     Ctrl-C does, that plots are being drawn); default: the log at WARNING level.
+
+    ``abandon_stuck`` (the command line's runs): an in-process step stuck in native
+    code (an FMU's doStep that never returns: neither its step timeout nor Ctrl-C can
+    interrupt it) is abandoned a second after its deadline: the stream, the other
+    components and the recording are closed and summary.json written (status
+    "failed", the StepTimeout) from the step watchdog's thread, which then **exits the
+    process** with status 1 — this function does not return then. Without it such a
+    run waits for the step, with a warning that says what to do.
 
     Interrupts: the first Ctrl-C (or SIGTERM) stops the run; the components are shut
     down, the recording closed and summary.json written (status "failed", ``error``
@@ -362,6 +375,125 @@ def run_rig(
     wall0 = time.perf_counter()
     loop_wall = 0.0
     context = realtime_context(rig)
+    loop0 = wall0
+
+    def make_summary(status: str, error: str | None, failed_component: str | None,
+                     interrupted: bool, shutdown_problems: list[str],
+                     loop_wall: float) -> tuple[dict[str, Any], Any]:
+        """summary.json's content, and the recording's failure (or None)."""
+        wall = time.perf_counter() - wall0
+        sim_ns = execution.time_ns if execution is not None else 0
+        broken = recorder.failure if recorder is not None else None
+        if status == "ok" and broken is not None:  # (its index could not be written)
+            status, error = "failed", str(broken)
+        if status == "ok" and shutdown_problems:
+            status, error = "failed", "; ".join(shutdown_problems)
+            failed_component = execution.shutdown_failed if execution is not None else None
+        terminated = None
+        if status == "ok" and execution is not None and execution.finished is not None:
+            by, at_ns, why, finished_failed = execution.finished
+            status = "terminated"
+            terminated = {"component": by, "time_s": at_ns * 1e-9, "reason": why}
+            if finished_failed:  # the component ended the run as a failure (a safe abort)
+                status, error, failed_component = "failed", f"{by}: {why}", by
+                terminated["failed"] = True
+        components = {}
+        for c in rig.components:
+            a = adapters.get(c.name)
+            steps = execution.by_name[c.name].steps if execution is not None else 0
+            stats = summary_mod.step_stats_us(a.times.values() if a is not None else [])
+            components[c.name] = {"steps": steps, **stats, "placement": c.placement}
+            if a is not None and a.rejected:
+                components[c.name]["rejected_frames"] = a.rejected
+        summary = {
+            "status": status,
+            "error": error,
+            "failed_component": failed_component,
+            **({"terminated": terminated} if terminated else {}),
+            "rig": rig.name,
+            "seed": rig.run.seed,
+            "algorithm": rig.run.algorithm,
+            "sim_time_s": sim_ns * 1e-9,
+            "wall_time_s": wall,
+            "real_time_factor": (sim_ns * 1e-9 / wall) if wall > 0 else None,
+            "loop_wall_time_s": loop_wall,
+            "ticks": execution.ticks if execution is not None else 0,
+            "messages": execution.messages if execution is not None else 0,
+            "components": components,
+            "metrics": execution.metrics if execution is not None else {},
+            "digest": observer.digest.hexdigest(),
+            "realtime": _realtime_summary(rig, pacer),
+            "recording": recording_path.name if recorder is not None else None,
+            "plots": [],
+            "provenance": summary_mod.provenance(rig.path, rig.source_text),
+        }
+        if insecure:
+            summary["insecure"] = insecure
+        if execution is not None and getattr(execution, "t0_warnings", None):
+            summary["warnings"] = list(execution.t0_warnings)  # t0 inputs that cannot be given
+        rt = summary["realtime"]
+        if rt and rt["verdict"] == "missed" and rig.run.realtime_strict and summary["status"] == "ok":
+            summary["status"] = "failed"
+            summary["error"] = (verdict_line(rt) + " (fix: the rig sets run.realtime_strict = "
+                                "true or --strict-realtime was given: a missed deadline fails "
+                                "the run)")
+        if interrupted:
+            summary["interrupted"] = True
+        return summary, broken
+
+    def close_all(ok: bool) -> list[str]:
+        """Terminate (when ``ok``) and close every component, close the recording and
+        the run's sockets; the problems met on the way."""
+        shutdown_problems: list[str] = []
+        if execution is not None:
+            try:
+                shutdown_problems = execution.shutdown(ok)
+            except KeyboardInterrupt:
+                for a in adapters.values():
+                    a.close()
+        else:
+            for a in adapters.values():
+                a.close()
+        if context is not None:
+            context.destroy(linger=0)
+        if recorder is not None:
+            if recorder.failure is not None:
+                reserve.release()  # room for the end of the file
+            recorder.close()  # never raises: a failed file ends at its last whole record
+        reserve.release()
+        shutil.rmtree(sock_dir, ignore_errors=True)
+        return shutdown_problems
+
+    def abandon(adapter: Adapter, late_s: float) -> None:
+        """A step stuck in native code (``abandon_stuck``): end the run from the step
+        watchdog's thread, as the main thread's failure path would, and exit."""
+        try:
+            adapter.failed = True
+            exc = StepTimeout(
+                f"step did not return within {adapter.step_timeout_s:g} s: it is stuck in "
+                f"native code (e.g. an FMU's doStep), which cannot be interrupted in the "
+                f"orchestrator's process; the run was ended {late_s:.1f} s after the "
+                "deadline", component=adapter.name,
+                fix='give this component run = "process" in the rig (a step that hangs '
+                    "there is killed at its timeout), or fix the hang")
+            if execution is not None:
+                execution.end_stream()
+            problems = close_all(False)
+            summary, broken = make_summary("failed", str(exc), adapter.name, False, problems,
+                                           time.perf_counter() - loop0)
+            if broken is not None:
+                summary["recording_complete"] = False
+            summary["plots_skipped"] = "the run was ended from the step watchdog's thread"
+            _write_summary(out_dir / "summary.json", summary, say)
+            say(f"run failed: {summary['error']}; outputs in {out_dir}/ (summary.json"
+                + (", recording.mcap" if recorder is not None else "") + ")")
+        except BaseException:  # noqa: BLE001 - the process ends here whatever happens
+            log.exception("ending the run after a stuck step failed")
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(1)
+
     try:
         try:
             if opening is not None:
@@ -387,7 +519,9 @@ def run_rig(
             pacer = execution.pace = make_pacer(rig, adapters, execution.wait, recorder)
             loop0 = time.perf_counter()
             try:
-                execution.run(progress)
+                with (abandon_stuck_steps(abandon) if abandon_stuck
+                      else contextlib.nullcontext()):
+                    execution.run(progress)
             finally:
                 loop_wall = time.perf_counter() - loop0
                 if pacer is not None:
@@ -409,82 +543,10 @@ def run_rig(
     finally:
         if old_term is not None:
             signal.signal(signal.SIGTERM, old_term)
-        shutdown_problems: list[str] = []
-        if execution is not None:
-            try:
-                shutdown_problems = execution.shutdown(status == "ok")
-            except KeyboardInterrupt:
-                for a in adapters.values():
-                    a.close()
-        else:
-            for a in adapters.values():
-                a.close()
-        if context is not None:
-            context.destroy(linger=0)
-        if recorder is not None:
-            if recorder.failure is not None:
-                reserve.release()  # room for the end of the file
-            recorder.close()  # never raises: a failed file ends at its last whole record
-        reserve.release()
-        shutil.rmtree(sock_dir, ignore_errors=True)
+        shutdown_problems = close_all(status == "ok")
     _sigint(signal.SIG_IGN)  # until summary.json is on disk
-    wall = time.perf_counter() - wall0
-    sim_ns = execution.time_ns if execution is not None else 0
-    broken = recorder.failure if recorder is not None else None
-    if status == "ok" and broken is not None:  # (its index could not be written)
-        status, error = "failed", str(broken)
-    if status == "ok" and shutdown_problems:
-        status, error = "failed", "; ".join(shutdown_problems)
-        failed_component = execution.shutdown_failed if execution is not None else None
-    terminated = None
-    if status == "ok" and execution is not None and execution.finished is not None:
-        by, at_ns, why, finished_failed = execution.finished
-        status = "terminated"
-        terminated = {"component": by, "time_s": at_ns * 1e-9, "reason": why}
-        if finished_failed:  # the component ended the run as a failure (a safe abort)
-            status, error, failed_component = "failed", f"{by}: {why}", by
-            terminated["failed"] = True
-    components = {}
-    for c in rig.components:
-        a = adapters.get(c.name)
-        steps = execution.by_name[c.name].steps if execution is not None else 0
-        stats = summary_mod.step_stats_us(a.times.values() if a is not None else [])
-        components[c.name] = {"steps": steps, **stats, "placement": c.placement}
-        if a is not None and a.rejected:
-            components[c.name]["rejected_frames"] = a.rejected
-    summary = {
-        "status": status,
-        "error": error,
-        "failed_component": failed_component,
-        **({"terminated": terminated} if terminated else {}),
-        "rig": rig.name,
-        "seed": rig.run.seed,
-        "algorithm": rig.run.algorithm,
-        "sim_time_s": sim_ns * 1e-9,
-        "wall_time_s": wall,
-        "real_time_factor": (sim_ns * 1e-9 / wall) if wall > 0 else None,
-        "loop_wall_time_s": loop_wall,
-        "ticks": execution.ticks if execution is not None else 0,
-        "messages": execution.messages if execution is not None else 0,
-        "components": components,
-        "metrics": execution.metrics if execution is not None else {},
-        "digest": observer.digest.hexdigest(),
-        "realtime": _realtime_summary(rig, pacer),
-        "recording": recording_path.name if recorder is not None else None,
-        "plots": [],
-        "provenance": summary_mod.provenance(rig.path, rig.source_text),
-    }
-    if insecure:
-        summary["insecure"] = insecure
-    if execution is not None and getattr(execution, "t0_warnings", None):
-        summary["warnings"] = list(execution.t0_warnings)  # t0 inputs that cannot be given
-    rt = summary["realtime"]
-    if rt and rt["verdict"] == "missed" and rig.run.realtime_strict and summary["status"] == "ok":
-        summary["status"] = "failed"
-        summary["error"] = (verdict_line(rt) + " (fix: the rig sets run.realtime_strict = true "
-                            "or --strict-realtime was given: a missed deadline fails the run)")
-    if interrupted:
-        summary["interrupted"] = True
+    summary, broken = make_summary(status, error, failed_component, interrupted,
+                                   shutdown_problems, loop_wall)
     summary_path = out_dir / "summary.json"
     if broken is not None:
         summary["recording_complete"] = False  # cut at its last whole record: see error

@@ -13,18 +13,25 @@ that is within its time.
 
 The handler runs when the main thread next executes Python code: a step stuck in
 native code (an FMU's doStep that never returns, a C extension's loop) cannot be
-interrupted in this process, and neither can Ctrl-C. The watchdog then warns, once
-per step, ``STUCK_WARNING_S`` after the deadline: which component, and what to do (kill
-the run; give the component ``run = "process"``, whose hanging step is killed).
+interrupted in this process, and neither can Ctrl-C. ``STUCK_WARNING_S`` after the
+deadline the watchdog says so, naming the component. When the run has registered
+what to do then (``abandon_stuck_steps``: the command line's run), the watchdog
+thread ends the run itself: the main thread is parked for good should it ever come
+back to Python (the pending SIGALRM's handler blocks instead of raising), and the
+callback closes the stream, the components and the recording, writes the summary
+and exits the process. Without one (a run driven by other code, e.g. a test or a
+notebook) it only warns, with the way out (kill the run; ``run = "process"``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from moonpool.components.sdk import wire
@@ -64,6 +71,13 @@ class _Watchdog:
         self.stepping: Any = None  # the adapter whose step has that deadline
         self.fired = 0  # the deadline of the step the thread interrupted last
         self.warned = 0  # the deadline of the step it last warned about (stuck)
+        # Stuck steps: the handler marks the step it raised in (``handled``) and the
+        # thread decides to abandon one under the same lock, so exactly one of the two
+        # ends the run: the main thread's failure path, or ``on_stuck`` on this thread.
+        self.lock = threading.Lock()
+        self.handled = 0
+        self.abandoned = False
+        self.on_stuck: Callable[[InProcessAdapter, float], None] | None = None
         self.poll_s = 1.0
         self.users = 0
         self._previous: Any = None
@@ -94,6 +108,8 @@ class _Watchdog:
         if self.users == 0:
             self._stop = True
             self._wake.set()
+            if self.abandoned:  # called by the watchdog thread ending the run: the
+                return          # handler stays, to park the main thread
             if self._thread is not None:
                 self._thread.join(5.0)
                 self._thread = None
@@ -137,12 +153,35 @@ class _Watchdog:
                     wait(self.poll_s)
                 elif late >= STUCK_WARNING_S * 1e9:
                     self.warned = deadline
-                    self._warn_stuck(late * 1e-9)
+                    self._stuck(main, deadline, late * 1e-9)
                 else:
                     wait(min(self.poll_s, STUCK_WARNING_S - late * 1e-9))
             else:  # the same step, still running: interrupt it
                 self.fired = deadline
                 signal.pthread_kill(main.ident, signal.SIGALRM)
+
+    def _stuck(self, main: threading.Thread, deadline: int, late_s: float) -> None:
+        """The step of ``deadline`` was interrupted and has not returned: warn, and end
+        the run if one registered how (``abandon_stuck_steps``) and the main thread has
+        not raised meanwhile."""
+        adapter = self.stepping
+        with self.lock:
+            abandon = (self.on_stuck is not None and self.handled != deadline
+                       and self.deadline_ns == deadline)
+            if abandon:
+                self.abandoned = True
+        if not abandon:
+            self._warn_stuck(late_s)
+            return
+        adapter.stuck = True
+        # Should the call ever return, the pending SIGALRM's handler parks the main
+        # thread at its next Python instruction; this one makes sure of it.
+        signal.pthread_kill(main.ident, signal.SIGALRM)
+        log.warning("components.%s: its step has run %.1f s past its step_timeout (%g s) "
+                    "and was interrupted, but goes on: it is stuck in native code (e.g. an "
+                    "FMU's doStep), which cannot be interrupted in this process; ending the "
+                    "run", adapter.name, late_s, adapter.step_timeout_s)
+        self.on_stuck(adapter, late_s)
 
     def _warn_stuck(self, late_s: float) -> None:
         adapter = self.stepping
@@ -162,12 +201,35 @@ class _Watchdog:
 
 def _on_alarm(signum: int, frame: Any) -> None:
     # Only while the overrunning step is still running: a signal that arrives just
-    # after it returned (its deadline cleared) is ignored.
-    if _WATCHDOG.deadline_ns and _WATCHDOG.deadline_ns == _WATCHDOG.fired:
-        raise _Alarm()
+    # after it returned (its deadline cleared) is ignored. Once the watchdog thread
+    # ends the run (a step stuck in native code), the main thread must not run on:
+    # it waits here until the process exits.
+    w = _WATCHDOG
+    with w.lock:
+        park = w.abandoned
+        if not park:
+            if not (w.deadline_ns and w.deadline_ns == w.fired):
+                return
+            w.handled = w.deadline_ns
+    if park:
+        threading.Event().wait()
+    raise _Alarm()
 
 
 _WATCHDOG = _Watchdog()
+
+
+@contextlib.contextmanager
+def abandon_stuck_steps(on_stuck: Callable[[InProcessAdapter, float], None]) -> Iterator[None]:
+    """While inside: an in-process step stuck in native code ``STUCK_WARNING_S`` past
+    its deadline is abandoned: ``on_stuck(adapter, seconds_late)`` runs on the
+    watchdog thread (the main thread never runs Python again) and must end the
+    process (``os._exit``): the run cannot go on, nor return to its caller."""
+    _WATCHDOG.on_stuck = on_stuck
+    try:
+        yield
+    finally:
+        _WATCHDOG.on_stuck = None
 
 
 def nudge_watchdog() -> None:
@@ -204,6 +266,7 @@ class InProcessAdapter(Adapter):
         self._timeout_ns = step_timeout_ns
         self._pending: tuple[int, int, dict[str, Any]] | None = None
         self._queued = {p.name for p in type(component).inputs if p.queued}
+        self.stuck = False  # its step is stuck in native code and was abandoned
         self._use_alarm = threading.current_thread() is threading.main_thread()
         if self._use_alarm:
             _WATCHDOG.register(self.step_timeout_s)
@@ -280,7 +343,9 @@ class InProcessAdapter(Adapter):
         if self._use_alarm:
             self._use_alarm = False
             _WATCHDOG.release()
-        if self.host.state != lc.COMPONENT_STATE_TERMINATED:
+        # (A stuck step's component is still running on the main thread: nothing may
+        # call into it from the thread that ends the run.)
+        if self.host.state != lc.COMPONENT_STATE_TERMINATED and not self.stuck:
             try:
                 self.host.terminate()
             except Exception:  # noqa: BLE001 - close never raises
