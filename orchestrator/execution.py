@@ -79,6 +79,7 @@ from moonpool.components.sdk.errors import (
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .adapters.base import Adapter, Sample
+from .adapters.group import local_routes
 from .recording import recorded_class
 from .rig import Rig
 from .scenario import Manipulator
@@ -231,7 +232,7 @@ class _Hole:
     """A step sent and not collected yet: its place in the message stream, and when
     its messages become visible."""
 
-    __slots__ = ("slot", "visible_ns", "end_ns", "deadline", "rows")
+    __slots__ = ("slot", "visible_ns", "end_ns", "deadline", "rows", "request", "taken")
 
     def __init__(self, slot: _Slot, visible_ns: int, deadline: float) -> None:
         self.slot = slot
@@ -239,6 +240,8 @@ class _Hole:
         self.end_ns = slot.t_next  # the end of the step (the slot advances before collection)
         self.deadline = deadline  # time.monotonic() after which it is overdue
         self.rows: list | None = None  # the observer writes, once collected
+        self.request = slot.adapter.connection.last_request_id  # its request (a group's batch)
+        self.taken = False  # collected, or being collected
 
 
 class Execution:
@@ -286,16 +289,24 @@ class Execution:
         self._write = observer.write
         self._observer_idle = getattr(observer, "idle", None)
         self._pending: list[Any] = []  # write arguments (tuples) and _Holes, in order
-        self._holes: dict[int, _Hole] = {}  # slot index -> its step not collected yet
+        # slot index -> its steps sent and not collected yet, oldest first (one; two for
+        # a member of a pipelined process group)
+        self._holes: dict[int, list[_Hole]] = {}
         self._last_collected: _Hole | None = None  # (for _prepare's overrun message)
         self._busy: dict[int, list[_Hole]] = {id(c): [] for c in self._connections}
         """id(connection) -> its steps sent and not collected, in order"""
+        self._pipelined = ({id(c) for c in self._connections if getattr(c, "pipelined", False)}
+                           if rig.run.algorithm == "jacobi" else set())
+        """id(connection) of the process groups whose next batch may be sent before the
+        previous one is answered (two in flight; Jacobi only)"""
         self._first_deadline = float("inf")  # no step sent is overdue before this
         self._due: list[_Slot] = []  # the components due at the current tick
         self._waiting: set[int] = set()  # id(connection) whose reply is being waited for
         self._sweep_s = rig.run.heartbeat_interval_ns * 0.25e-9
         self._next_sweep = 0.0
         self.manipulator: Manipulator | None = None  # the rig's [[scenario]], if any
+        self.local_connections: list[Any] = []
+        """The rig's connections delivered inside a process group (adapters/group.py)."""
         self.shutdown_failed: str | None = None
         """The first component whose Terminate failed in :meth:`shutdown` (no answer,
         an Error, metrics that do not parse), for summary.json's failed_component."""
@@ -339,6 +350,10 @@ class Execution:
                     f"/{s.name}/{p.name}", p.type, d.extra_schemas
                 )
         connected: set[int] = set()
+        # Connections inside a process group that its server delivers (group.py): checked
+        # here like any other, then neither routed nor gathered by the execution.
+        local = {(r.source, r.source_port, r.target, r.target_port, r.delay_ns)
+                 for r in local_routes(self.rig)}
 
         def who(name: str) -> str:  # a remote component: where, and what answered there
             a = self.by_name[name].adapter
@@ -378,7 +393,11 @@ class Execution:
                                         "is already connected; an input takes one connection"))
                 continue
             connected.add(id(target))
-            src.routes[c.source_port].append((target, c.delay_ns))
+            if (c.source, c.source_port, c.target, c.target_port, c.delay_ns) in local:
+                del dst.inputs[c.target_port]
+                self.local_connections.append(c)
+            else:
+                src.routes[c.source_port].append((target, c.delay_ns))
         if problems:
             raise RigValidationError(problems)
         for s in self.slots:
@@ -389,7 +408,7 @@ class Execution:
                       for p in s.routes}
         for c in self.rig.connections:
             src = self.by_name[c.source]
-            if src.remote:
+            if src.remote and c not in self.local_connections:
                 self.by_name[c.target].feeders.append((src, c.delay_ns))
 
     @staticmethod
@@ -446,7 +465,11 @@ class Execution:
         """``s``'s step was sent: it holds its place in the stream until collected."""
         deadline = time.monotonic() + s.adapter.step_timeout_s
         hole = _Hole(s, visible_ns, deadline)
-        self._holes[s.index] = hole
+        outstanding = self._holes.get(s.index)
+        if outstanding is None:
+            self._holes[s.index] = [hole]
+        else:
+            outstanding.append(hole)
         self._busy[s.conn_id].append(hole)
         self._pending.append(hole)
         if deadline < self._first_deadline:
@@ -454,11 +477,16 @@ class Execution:
 
     def _collect(self, hole: _Hole) -> None:
         """Wait for a sent step's reply and deliver its messages (routes and stream)."""
-        s = hole.slot
-        if self._holes.get(s.index) is not hole:
+        if hole.taken:
             return  # collected meanwhile (while waiting for another reply)
+        hole.taken = True
+        s = hole.slot
         self._last_collected = hole
-        del self._holes[s.index]
+        outstanding = self._holes[s.index]
+        if len(outstanding) == 1:
+            del self._holes[s.index]
+        else:
+            outstanding.remove(hole)
         conn = s.conn_id
         busy = self._busy[conn]
         if busy[0] is hole:
@@ -482,27 +510,53 @@ class Execution:
         if now < self._next_sweep:
             return
         self._next_sweep = now + self._sweep_s
-        for hole in list(self._holes.values()):
-            conn = hole.slot.adapter.connection
-            if id(conn) in self._waiting or self._holes.get(hole.slot.index) is not hole:
+        for conn in {id(c): c for c in self._busy_connections()}.values():
+            if id(conn) in self._waiting:
                 continue
             if conn.reply_ready():
-                busy = self._busy.get(id(conn))
-                while busy:
-                    self._collect(busy[0])
+                self._collect_oldest(self._busy.get(id(conn)))
 
     def _need(self, s: _Slot, t: int) -> None:
         """Collect what ``s`` needs before its step at ``t``: sent steps on its
-        connection (one request at a time), and those of its sources whose messages
-        reach it by ``t``."""
+        connection (one request at a time; a pipelined process group under Jacobi may
+        have one batch unanswered when the next is sent), and those of its sources
+        whose messages reach it by ``t``."""
         busy = self._busy.get(s.conn_id)
-        while busy:
-            self._collect(busy[0])
+        if busy:
+            if s.conn_id in self._pipelined:
+                last = busy[-1].request
+                while busy and busy[0].request != last:
+                    self._collect(busy[0])
+            else:
+                while busy:
+                    self._collect(busy[0])
         holes = self._holes
         for src, delay in s.feeders:
-            hole = holes.get(src.index)
-            if hole is not None and hole.visible_ns + delay <= t:
-                self._collect(hole)
+            outstanding = holes.get(src.index)
+            if outstanding is not None:
+                for hole in reversed(outstanding):  # the newest whose messages reach s by t
+                    if hole.visible_ns + delay <= t:
+                        self._collect_through(hole)
+                        break
+
+    def _busy_connections(self) -> list[Any]:
+        """The connections with steps sent and not collected."""
+        return [h[0].slot.adapter.connection for h in self._holes.values()]
+
+    def _collect_through(self, hole: _Hole) -> None:
+        """Collect ``hole`` and the steps sent before it on its connection (replies
+        come in the order the requests went)."""
+        busy = self._busy[hole.slot.conn_id]
+        while busy and busy[0] is not hole and busy[0].request < hole.request:
+            self._collect(busy[0])
+        self._collect(hole)
+
+    def _collect_oldest(self, busy: list[_Hole] | None) -> None:
+        """Collect the steps of the oldest request on a connection (whose reply is in)."""
+        if busy:
+            first = busy[0].request
+            while busy and busy[0].request == first:
+                self._collect(busy[0])
 
     def _prepare(self) -> str | None:
         """Collect what the steps due at this tick need from earlier ticks (their
@@ -531,15 +585,15 @@ class Execution:
         """Collect every step sent and not collected yet, in stream order."""
         for item in list(self._pending):
             if item.__class__ is _Hole and item.rows is None:
-                self._collect(item)
+                self._collect_through(item)
 
     def _collect_overdue(self, now: float) -> None:
         """Collect (and so fail on) steps past their timeout that nobody needed yet."""
         if now <= self._first_deadline:  # (a bound: the earliest of the steps sent so far)
             return
-        for hole in [h for h in self._holes.values() if now > h.deadline]:
-            self._collect(hole)
-        self._first_deadline = min((h.deadline for h in self._holes.values()),
+        for hole in [h for hs in self._holes.values() for h in hs if now > h.deadline]:
+            self._collect_through(hole)
+        self._first_deadline = min((h.deadline for hs in self._holes.values() for h in hs),
                                    default=float("inf"))
 
     def wait(self, seconds: float) -> str | None:
@@ -554,9 +608,8 @@ class Execution:
             if left <= 0:
                 return None
             socks = {}
-            for hole in self._holes.values():
-                conn = hole.slot.adapter.connection
-                socks.setdefault(id(conn), (conn, hole))
+            for conn in self._busy_connections():
+                socks.setdefault(id(conn), (conn, None))
             poller = zmq.Poller()
             for conn, _ in socks.values():
                 poller.register(conn.sock, zmq.POLLIN)
@@ -566,10 +619,9 @@ class Execution:
             for conn, _ in socks.values():
                 if conn.sock in ready and conn.reply_ready():  # not just a heartbeat answer
                     busy = self._busy.get(id(conn))
-                    names = [h.slot.name for h in busy or ()]
+                    names = [h.slot.name for h in busy or () if h.request == busy[0].request]
                     t0 = time.monotonic()
-                    while busy:
-                        self._collect(busy[0])
+                    self._collect_oldest(busy)
                     done = time.monotonic()
                     if done > end:  # (the rest is collected when the tick needs it)
                         return (f"collecting {' and '.join(names)}'s reply while waiting took "

@@ -44,7 +44,7 @@ from moonpool.components.sdk.security import ClientSecurity, leaves_loopback
 
 from . import summary as summary_mod
 from .adapters.base import Adapter
-from .adapters.group import GroupMember, ProcessGroup
+from .adapters.group import GroupMember, ProcessGroup, local_routes
 from .adapters.inprocess import InProcessAdapter, abandon_stuck_steps
 from .adapters.command import CommandAdapter, command_values
 from .adapters.process import ProcessAdapter
@@ -143,6 +143,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
     priority = rig.run.realtime_priority if rig.run.realtime else 0
     child_priority = max(1, priority - 1) if priority and fifo_allowed(priority) else 0
     groups: dict[str, ProcessGroup] = {}
+    routes = local_routes(wired_rig(rig))
     try:
         for i, c in enumerate(rig.components):
             common = dict(
@@ -174,6 +175,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                         f"ipc://{sock_dir}/g{i}.sock", base_dir=c.base_dir,
                         log_path=(log_dir / f"group-{c.group}.log") if log_dir else None,
                         realtime_priority=child_priority,
+                        local_routes=[r for r in routes if r.target in {m.name for m in members}],
                         **{**common, "step_timeout_ns": max(m.step_timeout_ns for m in members),
                            "setup_timeout_ns": max(m.setup_timeout_ns for m in members)},
                     )

@@ -312,6 +312,8 @@ class ComponentHost:
         self._input_table = {p.name: (p.type, p.type_name, p.queued, p.attachment)
                              for p in inputs}
         self._queued_inputs = tuple(p.name for p in inputs if p.queued)
+        self.queued_input_names = frozenset(self._queued_inputs)
+        """The queued inputs' names (a process group's local routes, localroutes.py)."""
         self.port_value_prefixes = {p.name: wire.port_value_prefix(p.name, p.type_name)
                                     for p in outputs}
         # (name, class, type name, has a header, carries attachments, serializes

@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import zmq
@@ -51,6 +51,7 @@ from .errors import (
     printable,
 )
 from .host import INITIALIZED, ComponentHost, Output
+from .localroutes import LocalRoute, LocalRouter
 from .wire import (
     K_COMPUTE,
     K_FAILED,
@@ -141,6 +142,7 @@ class Server:
         cpu_budget_s: float = 0.0,
         confinement: Confinement | None = None,
         realtime_priority: int = 0,
+        local_routes: Sequence[LocalRoute] = (),
     ) -> None:
         """``max_message_bytes``: the largest frame accepted or sent (``ZMQ_MAXMSGSIZE``;
         a peer declaring a larger one is disconnected before anything is allocated).
@@ -151,7 +153,9 @@ class Server:
         the session ended, so no peer holds the server for longer than the operator
         allows (0: no budget). ``realtime_priority`` 1-99: the serving thread becomes
         SCHED_FIFO of that priority at the first step (set-up, e.g. loading a scene, stays
-        at normal priority)."""
+        at normal priority). ``local_routes``: connections between the hosted components
+        that this server delivers itself (a process group the orchestrator pipelines;
+        localroutes.py)."""
         self.cpu_budget_s = cpu_budget_s
         self.confinement = confinement
         """Where the path parameters of the hosted components may point (``moonpool
@@ -166,6 +170,11 @@ class Server:
         # One component: key "" (requests need not name it). A group: by instance name.
         self.factories = components if components is not None else {"": factory}
         self.group = components is not None
+        for r in local_routes:
+            for member in (r.source, r.target):
+                if member not in self.factories:
+                    raise ValueError(f"local route {r.text()}: no hosted component '{member}'")
+        self.local_routes = tuple(local_routes)
         self.base_dir = base_dir
         self.endpoint = endpoint
         self.once = once
@@ -228,6 +237,7 @@ class Server:
             key: ComponentHost(f(), base_dir=self.base_dir, confinement=self.confinement)
             for key, f in self.factories.items()
         }
+        self.router = LocalRouter(self.local_routes) if self.local_routes else None
         self.peer: bytes | None = None
         self.peer_timeout_s = DEFAULT_PEER_TIMEOUT_S
         self.last_heard = time.monotonic()
@@ -397,7 +407,7 @@ class Server:
             else:
                 host = self._host_for(req.instance)
                 if body == "step":
-                    result = self._step(host, req.step, rest[1:], attachments)
+                    result = self._step(host, req.step, rest[1:], attachments, req.instance)
                     envelope = b"".join((request_head(req.request_id),
                                          string_field(K_INSTANCE, req.instance), K_STEP,
                                          varint(len(result)), result))
@@ -419,10 +429,22 @@ class Server:
                     host.configure(req.configure)
                     reply.ack.SetInParent()
                 elif body == "initialize":
-                    given = req.initialize.inputs
+                    start = req.initialize.start_time_ns
+                    given: Any = req.initialize.inputs
+                    local_frames: list[Any] = []
+                    router = self.router
+                    if (router is not None and router.targets(req.instance)
+                            and getattr(host.component, "initial_inputs", False)):
+                        # As the orchestrator's Initialize: the held inputs at t0 (a
+                        # queued input's messages until then are taken, not given).
+                        queued = host.queued_input_names
+                        given = [*given, *(
+                            v for v in router.inputs(req.instance, queued, start, local_frames)
+                            if v.port not in queued)]
                     outputs = host.initialize(
-                        req.initialize.start_time_ns,
-                        host.decode_inputs(given, []) if given else None)
+                        start, host.decode_inputs(given, local_frames) if given else None)
+                    if router is not None:
+                        router.deliver(req.instance, outputs, start)
                     values, attachments = output_values(outputs)
                     reply.initialized.SetInParent()
                     reply.initialized.outputs.extend(values)
@@ -490,19 +512,28 @@ class Server:
         return ns * 1e-9
 
     def _step(self, host: ComponentHost, s: lc.Step, frames_in: list,
-              frames_out: list) -> bytes:
+              frames_out: list, instance: str) -> bytes:
         """Step one host: its encoded StepResult (components/sdk/wire.py, hot-path encoding);
         attachments are appended to ``frames_out`` (numbered across the whole reply)."""
         if host.state != INITIALIZED:
             host.require(INITIALIZED, "step")
-        inputs = host.decode_inputs(s.inputs, frames_in)
         t_ns = s.time_ns
+        router = self.router
+        if router is not None and router.targets(instance):
+            frames_in = list(frames_in)  # (local attachments numbered after the request's)
+            values = [*s.inputs, *router.inputs(instance, host.queued_input_names, t_ns,
+                                                frames_in)]
+            inputs = host.decode_inputs(values, frames_in)
+        else:
+            inputs = host.decode_inputs(s.inputs, frames_in)
         t0 = time.perf_counter_ns()
         if s.parameters:  # a scenario's tunable parameters (protocol.md §5)
             host.set_parameters([(p.name, wire.from_parameter_value(p.value))
                                  for p in s.parameters], t_ns)
         outputs = host.step(t_ns, s.step_ns, inputs)
         compute_ns = time.perf_counter_ns() - t0
+        if router is not None:
+            router.deliver(instance, outputs, t_ns + s.step_ns)  # visible at its end (Jacobi)
         if t_ns != self._time[0]:  # the members of a batch share it
             self._time = (t_ns, (K_TIME + varint(t_ns)) if t_ns else b"")
         parts = [self._time[1]]  # time_ns (1), outputs (2), compute_ns (3)
@@ -547,7 +578,7 @@ class Server:
             host = None
             try:
                 host = hosts.get(instance) or self._host_for(instance)
-                result = self._step(host, item.step, frames_in, frames_out)
+                result = self._step(host, item.step, frames_in, frames_out, instance)
                 name = names.get(instance) or string_field(K_ITEM, instance)
                 entry = b"".join((name, K_ITEM_BODY, varint(len(result)), result))
             except ComponentError as exc:

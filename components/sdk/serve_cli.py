@@ -20,7 +20,8 @@ import zmq
 
 from . import wire
 from .confine import Confinement
-from .errors import EntryError
+from .errors import EntryError, ParameterError
+from .localroutes import LocalRoute
 from .scheduling import fifo_io_threads
 from .security import ServerSecurity, leaves_loopback
 from .serve import Server, escape_log_lines
@@ -170,6 +171,10 @@ def main(argv: list[str] | None = None) -> int:
                         help="module:Class, file.py:Class or a registered short name")
     parser.add_argument("--component", action="append", default=[], metavar="NAME=ENTRY",
                         help="host a group: one component instance per flag (instead of ENTRY)")
+    parser.add_argument("--local-route", action="append", default=[],
+                        metavar="SOURCE.PORT>TARGET.PORT@DELAY_NS",
+                        help="a group: deliver this connection between two of its components "
+                        "here (the orchestrator sets it for the groups it pipelines)")
     parser.add_argument("--bind", required=True, help="endpoint, e.g. ipc:///tmp/c.sock or tcp://*:5555")
     parser.add_argument("--once", action="store_true", help="exit after one session")
     parser.add_argument("--base-dir", default=None,
@@ -216,6 +221,16 @@ def main(argv: list[str] | None = None) -> int:
     except EntryError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    try:
+        routes = [LocalRoute.parse(text) for text in args.local_route]
+    except ParameterError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    unknown = sorted({m for r in routes for m in (r.source, r.target)} - set(components or ()))
+    if unknown:
+        print(f"error: --local-route names {', '.join(unknown)}, not a --component of this "
+              "group (fix: route only between the group's components)", file=sys.stderr)
+        return 2
     confinement = None
     if not args.unconfined:
         try:
@@ -241,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
                         max_peer_timeout_ns=args.max_peer_timeout_ns,
                         cpu_budget_s=args.session_cpu_budget,
                         confinement=confinement,
-                        realtime_priority=args.realtime_priority)
+                        realtime_priority=args.realtime_priority, local_routes=routes)
     except zmq.ZMQError as exc:
         print(f"error: cannot bind {args.bind}: {exc} (fix: choose a free endpoint)", file=sys.stderr)
         return 2

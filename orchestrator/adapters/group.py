@@ -24,6 +24,7 @@ was waited on and the group); one member's error fails only that member.
 from __future__ import annotations
 
 import time
+from collections import deque
 from typing import Any
 
 from moonpool.components.sdk.errors import (
@@ -34,11 +35,27 @@ from moonpool.components.sdk.errors import (
     remote_text,
 )
 from moonpool.components.sdk.host import metrics_from_json
+from moonpool.components.sdk.localroutes import LocalRoute
 from moonpool.components.sdk.wire import K_ITEM, K_ITEM_BODY, K_STEP_BATCH, string_field, varint
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .base import Adapter, Sample, initialize_request
 from .process import ProcessAdapter
+
+
+def local_routes(rig: Any) -> list[LocalRoute]:
+    """The connections a process group delivers itself: between two members of the
+    same group under Jacobi, into an input no ``[[scenario]]`` overrides (the
+    orchestrator must see such an input to change it). Under Gauss-Seidel a member's
+    output is read within the same instant, where the execution orders the steps."""
+    if rig.run.algorithm != "jacobi":
+        return []
+    group = {c.name: c.group for c in rig.components if c.placement == "process" and c.group}
+    overridden = {(ev.component, ev.port) for ev in rig.scenarios if ev.port}
+    return [LocalRoute(c.source, c.source_port, c.target, c.target_port, c.delay_ns)
+            for c in rig.connections
+            if group.get(c.source) is not None and group.get(c.source) == group.get(c.target)
+            and (c.target, c.target_port) not in overridden]
 
 
 class ProcessGroup:
@@ -48,6 +65,7 @@ class ProcessGroup:
         self.name = name
         self.conn = conn
         conn.fail_on_error = False
+        conn.pipelined = True  # the execution may send the next batch before this one's result
         self.members = members
         # The batch being built, encoded by hand (components/sdk/wire.py): the fields of
         # its InstanceSteps, and its members in order.
@@ -55,14 +73,15 @@ class ProcessGroup:
         self._order: list[str] = []
         self._frames: list[Any] = []
         self._timeout_s = 0.0
-        # The batch's result: per member, its samples or its Error (unpacked in one
-        # go when the reply arrives), and the batch's round trip, ns.
+        # The batches sent and not answered yet, oldest first: (members in order, when
+        # sent). The oldest one's result: per member, its samples or its Error (unpacked
+        # in one go when the reply arrives), and the batch's round trip, ns.
+        self._sent: deque[tuple[list[str], int]] = deque()
         self._results: dict[str, list[Sample] | lc.Error] | None = None
         self.finished: dict[str, tuple[str, bool]] = {}  # member -> StepResult (finished, failed)
         self._elapsed_ns = 0
         self._open = set(members)
         self._instance_field = {m: string_field(K_ITEM, m) for m in members}
-        self.t_sent = 0
 
     @property
     def label(self) -> str:
@@ -75,7 +94,6 @@ class ProcessGroup:
             self._batch = []
             self._order = []
             self._frames = []
-            self._results = None
             self._timeout_s = 0.0
         step = self.conn.encoder.step(t_ns, dt_ns, inputs, self._frames, parameters)
         instance = self._instance_field.get(member) or string_field(K_ITEM, member)
@@ -90,33 +108,42 @@ class ProcessGroup:
             return
         batch, self._batch = b"".join(self._batch), None
         self.conn.send_encoded("step_batch", K_STEP_BATCH, batch, self._timeout_s, self._frames)
-        self.t_sent = time.perf_counter_ns()
+        self._sent.append((self._order, time.perf_counter_ns()))
 
     def result(self, member: str) -> tuple[list[Sample] | lc.Error, int]:
-        """What ``member``'s step in the batch gave (its samples, or its Error) and the
-        batch's round trip, ns."""
-        if self._batch is not None:  # Gauss-Seidel, or a caller that did not flush
+        """What ``member``'s step in the oldest unanswered batch gave (its samples, or
+        its Error) and that batch's round trip, ns. Members are asked for in the order
+        the batches were sent (the execution collects a connection's steps in order)."""
+        if self._batch is not None and not self._sent:  # Gauss-Seidel, or no flush
             self.flush()
         if self._results is None:
+            if not self._sent:
+                raise ProtocolError(f"no batch is waiting for '{member}''s step",
+                                    component=member, fix="this is a bug in the execution")
+            order, t_sent = self._sent[0]
             reply, frames = self.conn.wait_reply()
-            self._elapsed_ns = time.perf_counter_ns() - self.t_sent
-            self._results = self._unpack(reply.step_batch_result.results, frames)
+            self._sent.popleft()
+            self._elapsed_ns = time.perf_counter_ns() - t_sent
+            self._results = self._unpack(reply.step_batch_result.results, frames, order)
         got = self._results.pop(member, None)
         if got is None:
             raise ProtocolError(f"the batch result has no entry for '{member}'",
                                 component=member, fix="this is a bug in the group's server")
+        if not self._results:
+            self._results = None  # (the next result is the next batch's)
         return got, self._elapsed_ns
 
-    def _unpack(self, results: Any, frames: list) -> dict[str, list[Sample] | lc.Error]:
+    def _unpack(self, results: Any, frames: list,
+                order: list[str]) -> dict[str, list[Sample] | lc.Error]:
         """Every entry of a batch result at once (one loop, not a call chain per member).
         Entries come one per step, in batch order (docs/protocol.md §6a)."""
-        if len(results) != len(self._order):
+        if len(results) != len(order):
             raise ProtocolError(f"the batch result has {len(results)} entries for "
-                                f"{len(self._order)} steps",
+                                f"{len(order)} steps",
                                 fix="this is a bug in the group's server")
         unpacked: dict[str, list[Sample] | lc.Error] = {}
         samples = self.conn._samples
-        for member, entry in zip(self._order, results):
+        for member, entry in zip(order, results):
             if entry.instance != member:
                 raise ProtocolError(f"the batch result names '{entry.instance}' where "
                                     f"'{member}' was stepped",

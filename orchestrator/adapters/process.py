@@ -20,11 +20,13 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import IO
 
 from moonpool.components.sdk import wire
 from moonpool.components.sdk.errors import ComponentCrashed
+from moonpool.components.sdk.localroutes import LocalRoute
 
 from .remote import RemoteAdapter
 
@@ -51,11 +53,13 @@ class ProcessAdapter(RemoteAdapter):
         base_dir: Path,
         log_path: Path | None = None,
         realtime_priority: int = 0,
+        local_routes: Sequence[LocalRoute] = (),
         **kwargs,
     ) -> None:
         """``entry`` is one ENTRY, or {instance: ENTRY} for a process group (see group.py);
         ``realtime_priority`` 1-99: the child steps as a SCHED_FIFO process of that
-        priority (``serve --realtime-priority``; real-time runs, docs/realtime.md)."""
+        priority (``serve --realtime-priority``; real-time runs, docs/realtime.md);
+        ``local_routes``: a group's connections its child delivers itself (group.py)."""
         self.entry = entry
         self.log_path = log_path
         self._log: IO[bytes] | None = None
@@ -81,6 +85,7 @@ class ProcessAdapter(RemoteAdapter):
         ]
         if realtime_priority:
             cmd += ["--realtime-priority", str(realtime_priority)]
+        cmd += [f"--local-route={r.text()}" for r in local_routes]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         env.setdefault("PYTHONUNBUFFERED", "1")

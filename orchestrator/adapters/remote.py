@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any
 
@@ -230,6 +231,9 @@ class LinkMonitor:
 
 class RemoteAdapter(Adapter):
     placement = "remote"
+    pipelined = False
+    """Whether the execution may send the next request before this one is answered
+    (a process group's connection under Jacobi, group.py); else one at a time."""
 
     def __init__(
         self,
@@ -290,6 +294,9 @@ class RemoteAdapter(Adapter):
         self._next_id = 1
         self._rejected = 0
         self._in_flight: tuple[int, str, float, float] | None = None  # id, body, sent, deadline
+        # Requests sent after the one in flight, still unanswered (a pipelined process
+        # group's next batch: group.py); replies come in order.
+        self._later: deque[tuple[int, str, float, float]] = deque()
         self._last_contact = time.monotonic()
         self._hb_outstanding: float | None = None
         self._hb_sent = 0.0  # the last heartbeat sent while a request was out
@@ -377,6 +384,7 @@ class RemoteAdapter(Adapter):
     def _call(
         self, body: str, payload: Any, timeout_s: float, instance: str = ""
     ) -> tuple[lc.Reply, list]:
+        self._later.clear()  # (abandoned: their late replies are dropped)
         rid = self._send(body, payload, instance)
         now = time.monotonic()
         self._in_flight = (rid, body, now, now + timeout_s)
@@ -394,10 +402,10 @@ class RemoteAdapter(Adapter):
                      frames: list) -> None:
         """Send a request whose body is already encoded (``key``: the body's field key
         in Request), with raw attachment frames, without waiting; ``wait_reply``
-        collects the answer."""
+        collects the answer. Sent while another request is unanswered (a pipelined
+        group's next batch), it is answered after that one."""
         rid = self._next_id
         self._next_id += 1
-        self._ready = None
         envelope = b"".join((wire.request_head(rid), key, varint(len(data)), data))
         if len(envelope) > self.max_message_bytes:
             self._too_big(body, len(envelope))
@@ -411,7 +419,16 @@ class RemoteAdapter(Adapter):
         else:
             self._send_bounded(body, lambda flags: self.sock.send(envelope, flags))
         now = time.monotonic()
-        self._in_flight = (rid, body, now, now + timeout_s)
+        if self._in_flight is None:
+            self._ready = None
+            self._in_flight = (rid, body, now, now + timeout_s)
+        else:
+            self._later.append((rid, body, now, now + timeout_s))
+
+    @property
+    def last_request_id(self) -> int:
+        """The id of the request sent last."""
+        return self._next_id - 1
 
     def wait_reply(self) -> tuple[lc.Reply, list]:
         """The reply to the request in flight (see ``send_encoded``)."""
@@ -487,7 +504,7 @@ class RemoteAdapter(Adapter):
                     continue
                 return checked
         finally:
-            self._in_flight = None
+            self._in_flight = self._later.popleft() if self._later else None
             self._last_contact = time.monotonic()
 
     def _checked(self, reply: lc.Reply, frames: list, body: str) -> tuple[lc.Reply, list] | None:
