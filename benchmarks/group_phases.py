@@ -4,27 +4,27 @@ one process group, with the orchestrator's side of each tick cut into its phases
 
     .venv/bin/python benchmarks/group_phases.py [--n 8] [--ticks 5000] [--repeat 3]
 
-A group is stepped in lockstep: the orchestrator sends the instant's StepBatch,
-waits for its result, and only then can build the next batch (under Jacobi, member
-k's inputs at t + dt are member k-1's outputs at t). Each tick is therefore
+Under Jacobi member k's inputs at t + dt are member k-1's outputs at t. The group's
+server delivers those itself (local routes), so the orchestrator sends the next
+instant's batch as soon as it has collected the batch before the previous one: two
+batches in flight, the group stepping while the orchestrator works. Each tick of the
+orchestrator is then
 
-- **serial**: from the batch result's arrival to the next batch being sent
-  (unpacking the result, checking and routing every output, gathering and encoding
-  the next inputs) — the group waits meanwhile;
+- **serial**: from a batch result's arrival to the next batch being sent (unpacking
+  the result, checking every output, routing what leaves the group, gathering and
+  encoding the next inputs);
 - **send**: handing the batch to ZeroMQ;
-- **overlapped**: what the orchestrator does while the group steps (handing the
-  collected messages to the digest and the recording);
-- **wait**: from the end of that to the result's arrival: the group's own work (its
-  serve loop, hosts and components) plus the round trip through ZeroMQ.
+- **overlapped**: handing the collected messages to the digest and the recording;
+- **wait**: waiting for the next batch result: what is left of the group's work (its
+  serve loop, hosts and components) and of the round trip once the orchestrator is done.
 
-The round trip of a bare pyzmq echo (one process, measured in the same run) is
-printed beside it, and from it the group's own work per tick (wait + overlapped -
-echo). Only timestamps are taken (``time.perf_counter_ns`` around two calls of the
-group's adapter); the figures are medians over the ticks, the printed ones the median
-of ``--repeat`` runs. Nothing here is a target: it shows which side of a group's tick
-a change would shorten, and what lockstep leaves (the sum of both sides) against
-what a group that routes its members' messages itself could reach (the larger of
-the two), docs/benchmarks.md.
+(Before the group delivered its own connections — `b129c4f` — the two sides took
+turns and the tick was their sum: serial + send + the group's whole work + the round
+trip.) The round trip of a bare pyzmq echo (one process, measured in the same run) is
+printed beside it. Only timestamps are taken (``time.perf_counter_ns`` around two calls
+of the group's adapter); the figures are medians over the ticks, the printed ones the
+median of ``--repeat`` runs. Nothing here is a target: it shows which side of a group's
+tick a change would shorten (docs/benchmarks.md).
 """
 
 from __future__ import annotations
@@ -115,19 +115,13 @@ def main() -> int:
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     echo = statistics.median(echoes)
     orchestrator = med["serial"] + med["send"] + med["overlapped"]
-    group = med["wait"] + med["overlapped"] - echo
     print(f"{'tick (the run summary)':<34} {med['tick']:8.1f} µs")
-    print(f"{'  serial (group waits)':<34} {med['serial']:8.1f}")
+    print(f"{'  serial':<34} {med['serial']:8.1f}")
     print(f"{'  send':<34} {med['send']:8.1f}")
-    print(f"{'  overlapped (group steps)':<34} {med['overlapped']:8.1f}")
-    print(f"{'  wait (group steps, round trip)':<34} {med['wait']:8.1f}")
+    print(f"{'  overlapped (writes)':<34} {med['overlapped']:8.1f}")
+    print(f"{'  wait (for the group)':<34} {med['wait']:8.1f}")
     print(f"{'echo round trip, one process':<34} {echo:8.1f}")
     print(f"{'orchestrator per tick':<34} {orchestrator:8.1f}   serial + send + overlapped")
-    print(f"{'the group per tick (derived)':<34} {group:8.1f}   wait + overlapped - echo")
-    print(f"{'lockstep: their sum + echo':<34} {orchestrator + group + echo - med['overlapped']:8.1f}"
-          "   (what the tick is)")
-    print(f"{'pipelined at best: the larger':<34} {max(orchestrator, group):8.1f}"
-          "   (a group routing its own members' messages; not built)")
     print(f"# load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

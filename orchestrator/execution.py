@@ -79,7 +79,6 @@ from moonpool.components.sdk.errors import (
 from moonpool.v1 import lifecycle_pb2 as lc
 
 from .adapters.base import Adapter, Sample
-from .adapters.group import local_routes
 from .recording import recorded_class
 from .rig import Rig
 from .scenario import Manipulator
@@ -350,10 +349,11 @@ class Execution:
                     f"/{s.name}/{p.name}", p.type, d.extra_schemas
                 )
         connected: set[int] = set()
-        # Connections inside a process group that its server delivers (group.py): checked
-        # here like any other, then neither routed nor gathered by the execution.
+        # Connections inside a process group that its server delivers (the routes its
+        # child was started with, group.py): checked here like any other, then neither
+        # routed nor gathered by the execution.
         local = {(r.source, r.source_port, r.target, r.target_port, r.delay_ns)
-                 for r in local_routes(self.rig)}
+                 for a in self._connections for r in getattr(a, "local_routes", ())}
 
         def who(name: str) -> str:  # a remote component: where, and what answered there
             a = self.by_name[name].adapter
@@ -774,6 +774,13 @@ class Execution:
                 self.pace(t, self._prepare if has_remote else None)
             elif has_remote:
                 self._prepare()
+            finished = self.finished
+            if finished is not None and (t >= finished[1] if jacobi else t > finished[1]):
+                # A step collected just now ended the simulation at or before this instant:
+                # nothing stepped here could be published (Jacobi: visible after the end),
+                # and a component that asked to end must not be stepped past it (a
+                # pipelined group's next batch may have gone out before its reply came).
+                break
             if manipulator is not None:  # this tick's scenario changes, recorded first
                 manipulator.tick(t, due, self._write)
             if jacobi:

@@ -85,7 +85,8 @@ class ProcessAdapter(RemoteAdapter):
         ]
         if realtime_priority:
             cmd += ["--realtime-priority", str(realtime_priority)]
-        cmd += [f"--local-route={r.text()}" for r in local_routes]
+        self.local_routes = tuple(local_routes)
+        cmd += [f"--local-route={r.text()}" for r in self.local_routes]
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         env.setdefault("PYTHONUNBUFFERED", "1")

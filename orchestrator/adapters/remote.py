@@ -234,6 +234,9 @@ class RemoteAdapter(Adapter):
     pipelined = False
     """Whether the execution may send the next request before this one is answered
     (a process group's connection under Jacobi, group.py); else one at a time."""
+    local_routes: tuple = ()
+    """The connections the component process delivers itself (a process group's,
+    components/sdk/localroutes.py): the execution neither routes nor gathers them."""
 
     def __init__(
         self,
@@ -504,8 +507,11 @@ class RemoteAdapter(Adapter):
                     continue
                 return checked
         finally:
-            self._in_flight = self._later.popleft() if self._later else None
-            self._last_contact = time.monotonic()
+            self._in_flight = None
+            self._last_contact = now = time.monotonic()
+            if self._later:  # the next request's time starts now: the server begins it now
+                rid, body, sent, deadline = self._later.popleft()
+                self._in_flight = (rid, body, sent, max(deadline, now + (deadline - sent)))
 
     def _checked(self, reply: lc.Reply, frames: list, body: str) -> tuple[lc.Reply, list] | None:
         """The reply to the request in flight, checked (None: dropped as unexpected)."""

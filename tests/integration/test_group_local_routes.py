@@ -203,3 +203,45 @@ def test_a_member_failing_in_a_pipelined_group_ends_the_run_naming_it(tmp_path):
     # The stream ends before the failed step: bad's 30 counts (steps 0-29) are in it.
     counts = [m for m in read_recording(out / "recording.mcap") if m.topic == "/bad/count"]
     assert len(counts) == 30
+
+
+def test_a_batch_sent_while_the_previous_one_runs_gets_its_full_step_timeout(tmp_path):
+    """Each step of ``slow`` takes 0.4 s against a step timeout of 0.6 s (every
+    member's: a batch has the largest): the second of two batches in flight is answered
+    0.8 s after it was sent, yet its step took 0.4 s (its time starts when the group can
+    begin it); no StepTimeout."""
+    rig = tmp_path / "slow.toml"
+    rig.write_text(textwrap.dedent("""
+        [run]
+        until = "40ms"
+        algorithm = "jacobi"
+        [components.src]
+        entry = "probes:Count"
+        rate_hz = 100
+        run = "process"
+        group = "g"
+        step_timeout = "0.6s"
+        [components.slow]
+        entry = "faulty:Slow"
+        rate_hz = 100
+        run = "process"
+        group = "g"
+        step_timeout = "0.6s"
+        [components.slow.parameters]
+        at_step = 0
+        sleep_s = 0.4
+        [components.seen]
+        entry = "probes:Probe"
+        rate_hz = 100
+        run = "process"
+        group = "g"
+        step_timeout = "0.6s"
+        [[connections]]
+        from = "src.out"
+        to = "seen.in"
+        """))
+    out = tmp_path / "out"
+    proc = moonpool("run", str(rig), "--out", str(out), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["components"]["slow"]["steps"] == 4
