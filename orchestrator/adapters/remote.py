@@ -511,7 +511,7 @@ class RemoteAdapter(Adapter):
             self._last_contact = now = time.monotonic()
             if self._later:  # the next request's time starts now: the server begins it now
                 rid, body, sent, deadline = self._later.popleft()
-                self._in_flight = (rid, body, sent, max(deadline, now + (deadline - sent)))
+                self._in_flight = (rid, body, now, now + (deadline - sent))
 
     def _checked(self, reply: lc.Reply, frames: list, body: str) -> tuple[lc.Reply, list] | None:
         """The reply to the request in flight, checked (None: dropped as unexpected)."""

@@ -206,10 +206,10 @@ def test_a_member_failing_in_a_pipelined_group_ends_the_run_naming_it(tmp_path):
 
 
 def test_a_batch_sent_while_the_previous_one_runs_gets_its_full_step_timeout(tmp_path):
-    """Each step of ``slow`` takes 0.4 s against a step timeout of 0.6 s (every
+    """Each step of ``slow`` takes 0.6 s against a step timeout of 1.1 s (every
     member's: a batch has the largest): the second of two batches in flight is answered
-    0.8 s after it was sent, yet its step took 0.4 s (its time starts when the group can
-    begin it); no StepTimeout."""
+    1.2 s after it was sent, yet its step took 0.6 s (its time starts when the group can
+    begin it); no StepTimeout. (0.5 s to spare for a loaded machine.)"""
     rig = tmp_path / "slow.toml"
     rig.write_text(textwrap.dedent("""
         [run]
@@ -220,22 +220,22 @@ def test_a_batch_sent_while_the_previous_one_runs_gets_its_full_step_timeout(tmp
         rate_hz = 100
         run = "process"
         group = "g"
-        step_timeout = "0.6s"
+        step_timeout = "1.1s"
         [components.slow]
         entry = "faulty:Slow"
         rate_hz = 100
         run = "process"
         group = "g"
-        step_timeout = "0.6s"
+        step_timeout = "1.1s"
         [components.slow.parameters]
         at_step = 0
-        sleep_s = 0.4
+        sleep_s = 0.6
         [components.seen]
         entry = "probes:Probe"
         rate_hz = 100
         run = "process"
         group = "g"
-        step_timeout = "0.6s"
+        step_timeout = "1.1s"
         [[connections]]
         from = "src.out"
         to = "seen.in"
