@@ -19,39 +19,9 @@ from moonpool.orchestrator.adapters.group import local_routes
 from moonpool.orchestrator.recording import digest_of_recording, read_recording
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
+from replay_sources import RIG as CAMERA_RIG  # (multi-rate, attachments, delay, queued)
 
 pytestmark = pytest.mark.slow
-
-# The replay tests' rig (tests/support/replay_sources.py, probes.py): a 30 Hz camera
-# with an offset, image attachments, an Initialize output and a sparse port; a 100 Hz
-# checksum holding the image through a 2 ms delay and queueing the sparse port; a
-# queued probe every 7 ms.
-CAMERA_RIG = textwrap.dedent("""
-    [run]
-    until = "0.5s"
-    seed = 1
-    algorithm = "{algorithm}"
-    [components.camera]
-    entry = "replay_sources:Camera"
-    rate_hz = 30
-    offset = "5ms"
-    [components.check]
-    entry = "replay_sources:Checksum"
-    rate_hz = 100
-    [components.probe]
-    entry = "probes:QueueProbe"
-    period = "7ms"
-    [[connections]]
-    from = "camera.image"
-    to = "check.image"
-    delay = "2ms"
-    [[connections]]
-    from = "camera.count"
-    to = "check.count"
-    [[connections]]
-    from = "camera.count"
-    to = "probe.in"
-    """)
 
 IN_ONE_GROUP = [f"components.{c}.{k}={v}" for c in ("camera", "check", "probe")
                 for k, v in (("run", "process"), ("group", "g"))]

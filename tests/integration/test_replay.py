@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import RIGS, moonpool
+from replay_sources import RIG as JACOBI_RIG
 from moonpool.orchestrator.recording import (
     component_topics,
     digest_of_recording,
@@ -61,40 +62,6 @@ def test_replayed_sensor_reproduces_the_downstream_stream(tmp_path):
     # recorded order: the whole stream is identical.
     assert _downstream_digest(rec2, "sensor") == _downstream_digest(rec, "sensor")
     assert replayed["digest"] == original["digest"] != live4["digest"]
-
-
-JACOBI_RIG = """
-[run]
-until = "0.5s"
-seed = 1
-algorithm = "{algorithm}"
-
-[components.camera]
-entry = "replay_sources:Camera"
-rate_hz = 30
-offset = "5ms"
-
-[components.check]
-entry = "replay_sources:Checksum"
-rate_hz = 100
-
-[components.probe]
-entry = "probes:QueueProbe"
-period = "7ms"
-
-[[connections]]
-from = "camera.image"
-to = "check.image"
-delay = "2ms"
-
-[[connections]]
-from = "camera.count"
-to = "check.count"
-
-[[connections]]
-from = "camera.count"
-to = "probe.in"
-"""
 
 
 @pytest.mark.parametrize("algorithm", ["jacobi", "gauss-seidel"])

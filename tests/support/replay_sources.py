@@ -67,3 +67,42 @@ class Checksum(Component):
         m.signals.add(name="last", value=inputs["count"][-1].signals[0].value
                       if inputs["count"] else -1)
         return {"sum": m}
+
+
+# The rig these components are for (``{algorithm}``: jacobi or gauss-seidel): the camera
+# at 30 Hz with an offset, image attachments, an Initialize output and a sparse port;
+# the checksum at 100 Hz holding the image through a 2 ms delay and queueing the sparse
+# port; a queued probe every 7 ms (tests/integration/test_replay.py,
+# test_group_local_routes.py).
+RIG = """
+[run]
+until = "0.5s"
+seed = 1
+algorithm = "{algorithm}"
+
+[components.camera]
+entry = "replay_sources:Camera"
+rate_hz = 30
+offset = "5ms"
+
+[components.check]
+entry = "replay_sources:Checksum"
+rate_hz = 100
+
+[components.probe]
+entry = "probes:QueueProbe"
+period = "7ms"
+
+[[connections]]
+from = "camera.image"
+to = "check.image"
+delay = "2ms"
+
+[[connections]]
+from = "camera.count"
+to = "check.count"
+
+[[connections]]
+from = "camera.count"
+to = "probe.in"
+"""

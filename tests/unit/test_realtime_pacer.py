@@ -8,6 +8,7 @@ from fractions import Fraction
 
 import pytest
 
+from logrecords import warnings_of
 from moonpool.components.sdk.errors import DeadlineMissed, RigValidationError, SimulationError
 from moonpool.orchestrator.realtime import GC_FORCE_TICKS, IDLE_SLICE_S, WARN_EVERY, Pacer
 from moonpool.orchestrator.rigfile import load_rig
@@ -397,26 +398,7 @@ def test_a_late_tick_waits_for_its_inputs_too():
 
 def _warnings_of_the_pacer(run) -> str:
     """The text of the pacer's log records (WARNING and above) while ``run()`` runs."""
-    import logging
-
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append  # type: ignore[method-assign]
-    # The pacer's own logger, enabled at WARNING: earlier tests in the process may have
-    # raised the level above it, or disabled it (a library's logging.config.dictConfig
-    # disables the loggers that exist when it runs).
-    logger = logging.getLogger("moonpool.realtime")
-    level, disabled = logger.level, logger.disabled
-    logger.setLevel(logging.WARNING)
-    logger.disabled = False
-    logger.addHandler(handler)
-    try:
-        run()
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        logger.disabled = disabled
-    return " ".join(r.getMessage() for r in records)
+    return " ".join(warnings_of("moonpool.realtime", run))
 
 
 def test_an_overrun_from_a_late_wake_up_says_so():

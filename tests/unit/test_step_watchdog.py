@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from logrecords import warnings_of
 from moonpool.components.sdk.component import Component
 from moonpool.components.sdk.errors import StepTimeout
 from moonpool.orchestrator.adapters import inprocess
@@ -109,25 +110,8 @@ def spin(tmp_path_factory):
 
 
 def _records_of_the_watchdog(run) -> list[str]:
-    """The messages the step watchdog logs (WARNING and above) while ``run()`` runs (its
-    logger enabled: a library's logging.config.dictConfig may have disabled it)."""
-    import logging
-
-    records: list[logging.LogRecord] = []
-    handler = logging.Handler(logging.WARNING)
-    handler.emit = records.append  # type: ignore[method-assign]
-    logger = logging.getLogger("moonpool.inprocess")
-    level, disabled = logger.level, logger.disabled
-    logger.setLevel(logging.WARNING)
-    logger.disabled = False
-    logger.addHandler(handler)
-    try:
-        run()
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-        logger.disabled = disabled
-    return [r.getMessage() for r in records]
+    """The messages the step watchdog logs (WARNING and above) while ``run()`` runs."""
+    return warnings_of("moonpool.inprocess", run)
 
 
 def test_a_step_stuck_in_native_code_is_named_in_a_warning_and_fails_when_it_returns(
