@@ -134,35 +134,24 @@ def test_an_input_a_scenario_overrides_stays_with_the_orchestrator(tmp_path):
     assert grouped["digest"] == inproc["digest"]
 
 
+def _three_in_a_group(until: str, kind: str, parameters: str, step_timeout: str = "2s") -> str:
+    """src -> seen, and a faulty member between them, all in one group (Jacobi)."""
+    members = [("src", "probes:Count", ""), ("bad", f"faulty:{kind}", parameters),
+               ("seen", "probes:Probe", "")]
+    text = f'[run]\nuntil = "{until}"\nalgorithm = "jacobi"\n'
+    for name, entry, params in members:
+        text += (f'[components.{name}]\nentry = "{entry}"\nrate_hz = 100\nrun = "process"\n'
+                 f'group = "g"\nstep_timeout = "{step_timeout}"\n')
+        if params:
+            text += f"[components.{name}.parameters]\n{params}\n"
+    return text + '[[connections]]\nfrom = "src.out"\nto = "seen.in"\n'
+
+
 def test_a_member_failing_in_a_pipelined_group_ends_the_run_naming_it(tmp_path):
-    """faulty.Raises at its 30th step, fed by a healthy member of its group: the run
+    """faulty.Raises at its 30th step, beside a connection inside its group: the run
     fails naming it, not the group, and the recording holds what was hashed."""
     rig = tmp_path / "fail.toml"
-    rig.write_text(textwrap.dedent("""
-        [run]
-        until = "1s"
-        algorithm = "jacobi"
-        [components.src]
-        entry = "probes:Count"
-        rate_hz = 100
-        run = "process"
-        group = "g"
-        [components.bad]
-        entry = "faulty:Raises"
-        rate_hz = 100
-        run = "process"
-        group = "g"
-        [components.bad.parameters]
-        at_step = 30
-        [components.seen]
-        entry = "probes:Probe"
-        rate_hz = 100
-        run = "process"
-        group = "g"
-        [[connections]]
-        from = "src.out"
-        to = "seen.in"
-        """))
+    rig.write_text(_three_in_a_group("1s", "Raises", "at_step = 30"))
     out = tmp_path / "out"
     proc = moonpool("run", str(rig), "--out", str(out), "--quiet")
     assert proc.returncode == 1, proc.stderr
@@ -176,42 +165,14 @@ def test_a_member_failing_in_a_pipelined_group_ends_the_run_naming_it(tmp_path):
 
 
 def test_a_batch_sent_while_the_previous_one_runs_gets_its_full_step_timeout(tmp_path):
-    """Each step of ``slow`` takes 0.6 s against a step timeout of 1.1 s (every
+    """Each step of faulty.Slow takes 0.6 s against a step timeout of 1.1 s (every
     member's: a batch has the largest): the second of two batches in flight is answered
     1.2 s after it was sent, yet its step took 0.6 s (its time starts when the group can
     begin it); no StepTimeout. (0.5 s to spare for a loaded machine.)"""
     rig = tmp_path / "slow.toml"
-    rig.write_text(textwrap.dedent("""
-        [run]
-        until = "40ms"
-        algorithm = "jacobi"
-        [components.src]
-        entry = "probes:Count"
-        rate_hz = 100
-        run = "process"
-        group = "g"
-        step_timeout = "1.1s"
-        [components.slow]
-        entry = "faulty:Slow"
-        rate_hz = 100
-        run = "process"
-        group = "g"
-        step_timeout = "1.1s"
-        [components.slow.parameters]
-        at_step = 0
-        sleep_s = 0.6
-        [components.seen]
-        entry = "probes:Probe"
-        rate_hz = 100
-        run = "process"
-        group = "g"
-        step_timeout = "1.1s"
-        [[connections]]
-        from = "src.out"
-        to = "seen.in"
-        """))
+    rig.write_text(_three_in_a_group("40ms", "Slow", "at_step = 0\nsleep_s = 0.6", "1.1s"))
     out = tmp_path / "out"
     proc = moonpool("run", str(rig), "--out", str(out), "--quiet")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
-    assert summary["components"]["slow"]["steps"] == 4
+    assert summary["components"]["bad"]["steps"] == 4
