@@ -67,16 +67,8 @@ def test_a_hanging_step_is_interrupted_and_the_watchdog_ends_with_the_last_adapt
         assert not any(t.name == "moonpool-step-watchdog" for t in threading.enumerate())
 
 
-# A step stuck in native code: the SIGALRM handler cannot run until the call returns.
-_SPIN_C = r"""
-#include <time.h>
-void spin(double seconds) {  /* busy for `seconds`, never returning to Python meanwhile */
-    struct timespec a, b;
-    clock_gettime(CLOCK_MONOTONIC, &a);
-    do { clock_gettime(CLOCK_MONOTONIC, &b); }
-    while ((double)(b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) * 1e-9 < seconds);
-}
-"""
+# A step stuck in native code (tests/support/spin.py): the SIGALRM handler cannot run
+# until the call returns.
 
 
 class Spinner(Component):
@@ -93,18 +85,10 @@ class Spinner(Component):
 @pytest.fixture(scope="module")
 def spin(tmp_path_factory):
     import ctypes
-    import subprocess
 
-    from moonpool.components.sdk.native import compiler
+    import spin as busy_loop
 
-    cc = compiler()
-    if cc is None:
-        pytest.skip("no C compiler")
-    folder = tmp_path_factory.mktemp("spin")
-    (folder / "spin.c").write_text(_SPIN_C)
-    subprocess.run([cc, "-O1", "-fPIC", "-shared", "-o", str(folder / "libspin.so"),
-                    str(folder / "spin.c")], check=True)
-    fn = ctypes.CDLL(str(folder / "libspin.so")).spin
+    fn = ctypes.CDLL(str(busy_loop.build(tmp_path_factory.mktemp("spin")))).spin
     fn.argtypes, fn.restype = [ctypes.c_double], None
     return fn
 
