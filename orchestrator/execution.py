@@ -330,7 +330,7 @@ class Execution:
         for s in self.slots:
             t0 = s.t_now
             if descriptions[s.name].initial_inputs:  # e.g. an FMU: inputs in initialization mode
-                self._publish(s, s.adapter.initialize(t0, self._gather(s, t0)), t0)
+                self._publish(s, s.adapter.initialize(t0, self._held(s, t0)), t0)
             else:
                 self._publish(s, s.adapter.initialize(t0), t0)
 
@@ -716,6 +716,20 @@ class Execution:
                     got.append(q.popleft()[1])
                 inputs[name] = got
             else:
+                while q and q[0][0] <= t_ns:
+                    inp.held = q.popleft()[1]
+                if inp.held is not None:
+                    inputs[name] = inp.held
+        return inputs
+
+    @staticmethod
+    def _held(slot: _Slot, t_ns: int) -> dict[str, Any]:
+        """The held inputs visible at ``t_ns``, for Initialize: a queued input's messages
+        stay queued for the first step (as for a component without initial inputs)."""
+        inputs: dict[str, Any] = {}
+        for name, inp in slot.inputs.items():
+            if not inp.queued:
+                q = inp.queue
                 while q and q[0][0] <= t_ns:
                     inp.held = q.popleft()[1]
                 if inp.held is not None:

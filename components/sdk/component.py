@@ -154,9 +154,10 @@ class Component:
     finished_failed: bool = False
     """True when :meth:`finish` ended the run as a failure (``failed=True``)."""
     initial_inputs: ClassVar[bool] = False
-    """True: ``initialize(start_time_ns, inputs)`` receives the inputs visible at the
-    start time (the initial outputs of the components initialized before it, in rig
-    order), e.g. an FMU applies them in initialization mode."""
+    """True: ``initialize(start_time_ns, inputs)`` receives the held inputs visible at
+    the start time (the initial outputs of the components initialized before it, in rig
+    order), e.g. an FMU applies them in initialization mode. A queued input's messages
+    are not among them: they come in the first step."""
 
     @classmethod
     def ports_for(cls, params: Any) -> tuple[tuple[Port, ...], tuple[Port, ...]]:

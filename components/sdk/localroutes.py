@@ -107,14 +107,18 @@ class LocalRouter:
                     q.append((visible_ns + delay, value))
 
     def inputs(self, member: str, queued: set[str], t_ns: int,
-               attachments: list) -> list[_Value]:
+               attachments: list, held_only: bool = False) -> list[_Value]:
         """What reaches ``member``'s local inputs by ``t_ns``: every message of a queued
         input (``queued``: its queued ports), the held one of an ordinary input. Their
-        attachments are appended to ``attachments`` and numbered accordingly."""
+        attachments are appended to ``attachments`` and numbered accordingly.
+        ``held_only`` (Initialize): the held ones only; a queued input's messages stay
+        for the first step."""
         out: list[_Value] = []
         held = self._held
         for port, q in self._into.get(member, ()):
             if port in queued:
+                if held_only:
+                    continue
                 while q and q[0][0] <= t_ns:
                     out.append(self._for(port, q.popleft()[1], attachments))
             else:

@@ -436,11 +436,10 @@ class Server:
                     if (router is not None and router.targets(req.instance)
                             and getattr(host.component, "initial_inputs", False)):
                         # As the orchestrator's Initialize: the held inputs at t0 (a
-                        # queued input's messages until then are taken, not given).
-                        queued = host.queued_input_names
-                        given = [*given, *(
-                            v for v in router.inputs(req.instance, queued, start, local_frames)
-                            if v.port not in queued)]
+                        # queued input's messages stay for the first step).
+                        given = [*given, *router.inputs(
+                            req.instance, host.queued_input_names, start, local_frames,
+                            held_only=True)]
                     outputs = host.initialize(
                         start, host.decode_inputs(given, local_frames) if given else None)
                     if router is not None:

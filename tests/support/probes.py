@@ -67,6 +67,31 @@ class QueueProbe(Component):
         return {"seen": seen}
 
 
+class T0QueueProbe(Component):
+    """Takes its inputs at t0 (``initial_inputs``): reports what Initialize gave it
+    (``held``; value -2 if nothing) and, per step, every value its queued input received
+    since the step before (``seen``)."""
+
+    initial_inputs = True
+    inputs = (Port("in", signals_pb2.Signals, queued=True),
+              Port("held", signals_pb2.Signals))
+    outputs = (Port("seen", signals_pb2.Signals), Port("at_t0", signals_pb2.Signals))
+
+    def initialize(self, start_time_ns, inputs):
+        m = signals_pb2.Signals(header=self.header(start_time_ns))
+        held = inputs.get("held")
+        m.signals.add(name="held", value=held.signals[0].value if held is not None else -2)
+        for q in inputs.get("in", ()):  # none: a queued input's messages come in the first step
+            m.signals.add(name="in", value=q.signals[0].value)
+        return {"at_t0": m}
+
+    def step(self, t_ns, dt_ns, inputs):
+        seen = signals_pb2.Signals(header=self.header(t_ns))
+        for m in inputs["in"]:
+            seen.signals.add(name="k", value=m.signals[0].value)
+        return {"seen": seen}
+
+
 class WrenchSink(Component):
     """Takes a Wrench (for type-mismatch tests)."""
 
