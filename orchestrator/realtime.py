@@ -40,7 +40,9 @@ What happens next is the rig's
   closed readable, exit status 1).
 
 A tick that started late although the previous one finished in time (the OS woke
-the orchestrator late) is not an overrun: it shows in the lateness figures only.
+the orchestrator late) is not an overrun: it shows in the lateness figures only —
+also when ``prepare`` ran after such a wake-up, as long as it waited for no step and
+the wait before it was collecting no reply when it ended.
 
 **What does not change.** Pacing only waits: the message stream and its digest are
 those of the same rig run as fast as possible (tested).
@@ -238,10 +240,15 @@ class Pacer:
                 woke = clock()
                 waited = prepare()
                 now = clock()
-                if now > deadline:  # waited for a step past the deadline
+                if now > deadline:
                     late = now - deadline
                     self.times.append(t_ns)
                     self.lateness.append(late)
+                    if woke > deadline and during is None and waited is None:
+                        # The machine woke the stepping thread late, and nothing of the
+                        # rig held it (no reply being collected, no step waited for):
+                        # lateness, not an overrun, as without ``prepare``.
+                        return
                     self.overruns += 1
                     self._overrun(t_ns, late, self._why_late(woke - deadline, during, waited))
                     return
