@@ -130,18 +130,39 @@ def realtime_context(rig: Rig) -> zmq.Context | None:
     return ctx
 
 
+def child_priorities(rig: Rig, priority: int) -> dict[str, int]:
+    """The SCHED_FIFO priority of each component in a child process (``run =
+    "process"``, a process group's members sharing theirs) of a real-time run whose
+    stepping thread runs at ``priority``: rate-monotonic below it — N - 1 for the
+    children whose fastest component has the highest rate, N - 2 for the next rate,
+    and so on, never below 1 — so that a fast child's step is not held up behind a
+    slow child's long one on a busy core (two FIFO threads of one priority do not
+    preempt each other). Empty for ``priority`` 0."""
+    if not priority:
+        return {}
+    rate: dict[str, Any] = {}  # child (component or "group:NAME") -> its fastest rate
+    child_of: dict[str, str] = {}
+    for c in rig.components:
+        if c.placement == "process":
+            key = f"group:{c.group}" if c.group else c.name
+            child_of[c.name] = key
+            rate[key] = max(rate.get(key, c.schedule.rate_hz), c.schedule.rate_hz)
+    ranks = {r: i for i, r in enumerate(sorted(set(rate.values()), reverse=True))}
+    return {name: max(1, priority - 1 - ranks[rate[key]]) for name, key in child_of.items()}
+
+
 def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                    context: zmq.Context | None = None) -> dict[str, Adapter]:
     """One adapter per component; child processes are spawned here (in parallel).
     ``context``: the ZeroMQ context of the run (default: the process's shared one)."""
     adapters: dict[str, Adapter] = {}
     ctx = context or zmq.Context.instance()
-    # Real time at SCHED_FIFO N: the components' child processes step at N - 1 (below
-    # the stepping thread, above everything else) and their ZeroMQ I/O threads too, so
-    # a loaded machine delays neither their work nor their messages (docs/realtime.md
-    # "Priorities").
+    # Real time at SCHED_FIFO N: the components' child processes step below the
+    # stepping thread (rate-monotonic: N - 1 for the fastest, child_priorities), above
+    # everything else, and their ZeroMQ I/O threads too, so a loaded machine delays
+    # neither their work nor their messages (docs/realtime.md "Priorities").
     priority = rig.run.realtime_priority if rig.run.realtime else 0
-    child_priority = max(1, priority - 1) if priority and fifo_allowed(priority) else 0
+    fifo = child_priorities(rig, priority) if priority and fifo_allowed(priority) else {}
     groups: dict[str, ProcessGroup] = {}
     routes = local_routes(wired_rig(rig))
     try:
@@ -174,7 +195,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                         f"group:{c.group}", {m.name: m.entry for m in members},
                         f"ipc://{sock_dir}/g{i}.sock", base_dir=c.base_dir,
                         log_path=(log_dir / f"group-{c.group}.log") if log_dir else None,
-                        realtime_priority=child_priority,
+                        realtime_priority=fifo.get(c.name, 0),
                         local_routes=[r for r in routes if r.target in {m.name for m in members}],
                         **{**common, "step_timeout_ns": max(m.step_timeout_ns for m in members),
                            "setup_timeout_ns": max(m.setup_timeout_ns for m in members)},
@@ -192,7 +213,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                 adapters[c.name] = ProcessAdapter(
                     c.name, c.entry, f"ipc://{sock_dir}/{i}.sock", base_dir=c.base_dir,
                     log_path=(log_dir / f"{c.name}.log") if log_dir else None,
-                    realtime_priority=child_priority, **common,
+                    realtime_priority=fifo.get(c.name, 0), **common,
                 )
             else:
                 security = (ClientSecurity.from_files(c.server_key, c.client_key)

@@ -1,6 +1,7 @@
 """rigs/pool_realtime.toml is the pool rig laid out for real time: the same components,
 models, parameters and connections as rigs/pool.toml; only the algorithm (Jacobi), the
-placement (camera and localizer in child processes), the real-time keys, the delay
+placement (camera and localizer in child processes of their own, the other eight in one
+process group), the real-time keys, the delay
 of one connection (the localizer's processing time, which under Jacobi is its step)
 and the resolution of the localizer's first whole-frame search (which finds the same
 tags sooner) differ. Its message stream does not depend on that layout or on the
@@ -18,7 +19,7 @@ from moonpool.orchestrator.rigfile import check_rig, load_rig
 
 pytestmark = pytest.mark.slow
 
-IN_PROCESSES = {"camera", "localizer"}
+ALONE = {"camera", "localizer"}  # each in a process of its own; the others in group "fast"
 
 
 def test_it_is_the_pool_rig_with_only_the_layout_and_the_pacing_changed(fmus):
@@ -32,12 +33,13 @@ def test_it_is_the_pool_rig_with_only_the_layout_and_the_pacing_changed(fmus):
                    realtime_spin_ns=pool.run.realtime_spin_ns) == pool.run
     assert [c.name for c in rt.components] == [c.name for c in pool.components]
     for mine, theirs in zip(rt.components, pool.components, strict=True):
-        assert mine.placement == ("process" if mine.name in IN_PROCESSES else "inproc")
+        assert mine.placement == "process"
+        assert mine.group == ("" if mine.name in ALONE else "fast")
         assert theirs.placement == "inproc"
         if mine.name == "localizer":  # a coarser first search (the default is 3)
             assert mine.parameters == {**theirs.parameters, "acquire_decimate": 4.0}
             mine = replace(mine, parameters=theirs.parameters)
-        assert replace(mine, placement="inproc") == theirs, mine.name
+        assert replace(mine, placement="inproc", group="") == theirs, mine.name
     # Every connection, and only the localizer's pose loses its delay (under Jacobi
     # the localizer's step is the processing time the delay stands for).
     changed = [(a, b) for a, b in zip(rt.connections, pool.connections, strict=True) if a != b]
