@@ -69,12 +69,11 @@ class StepTimes:
 
 
 def initialize_request(start_time_ns: int, inputs: dict[str, Any] | None) -> lc.Initialize:
-    """The Initialize request, with the inputs visible at the start (port -> Sample;
-    only for a component with ``initial_inputs``; attachments are not carried)."""
+    """The Initialize request, with the held inputs visible at the start (port ->
+    Sample; only for a component with ``initial_inputs``; attachments are not carried)."""
     msg = lc.Initialize(start_time_ns=start_time_ns)
     for port, s in (inputs or {}).items():
-        if not isinstance(s, list):
-            msg.inputs.add(port=port, type=s.type_name, payload=s.payload)
+        msg.inputs.add(port=port, type=s.type_name, payload=s.payload)
     return msg
 
 
@@ -115,8 +114,9 @@ class Adapter:
 
     def initialize(self, start_time_ns: int,
                    inputs: dict[str, Any] | None = None) -> list[Sample]:
-        """``inputs`` (port -> Sample): only for a component whose description has
-        ``initial_inputs``."""
+        """``inputs`` (port -> Sample): the held inputs visible at the start, only for a
+        component whose description has ``initial_inputs`` (a queued input's messages
+        come in its first step)."""
         raise NotImplementedError
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:

@@ -281,8 +281,7 @@ class InProcessAdapter(Adapter):
 
     def initialize(self, start_time_ns: int,
                    inputs: dict[str, Any] | None = None) -> list[Sample]:
-        decoded = {port: _payload_of(s) for port, s in (inputs or {}).items()
-                   if not isinstance(s, list)}
+        decoded = {port: _payload_of(s) for port, s in (inputs or {}).items()}
         return self.host.initialize(start_time_ns, decoded or None)
 
     def start_step(self, t_ns: int, dt_ns: int, inputs: dict[str, Any]) -> None:
