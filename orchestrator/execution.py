@@ -291,7 +291,7 @@ class Execution:
         # slot index -> its steps sent and not collected yet, oldest first (one; two for
         # a member of a pipelined process group)
         self._holes: dict[int, list[_Hole]] = {}
-        self._last_collected: _Hole | None = None  # (for _prepare's overrun message)
+        self._collect_log: list[_Hole] | None = None  # (while _prepare tells waits apart)
         self._busy: dict[int, list[_Hole]] = {id(c): [] for c in self._connections}
         """id(connection) -> its steps sent and not collected, in order"""
         self._pipelined = ({id(c) for c in self._connections if getattr(c, "pipelined", False)}
@@ -481,7 +481,9 @@ class Execution:
             return  # collected meanwhile (while waiting for another reply)
         hole.taken = True
         s = hole.slot
-        self._last_collected = hole
+        log = self._collect_log
+        if log is not None:
+            log.append(hole)
         outstanding = self._holes[s.index]
         if len(outstanding) == 1:
             del self._holes[s.index]
@@ -558,28 +560,55 @@ class Execution:
             while busy and busy[0].request == first:
                 self._collect(busy[0])
 
-    def _prepare(self) -> str | None:
+    def _prepare(self, paced: bool = True) -> str | None:
         """Collect what the steps due at this tick need from earlier ticks (their
         sources' messages delivered by now, their processes' previous steps); the
         pacer calls it before the deadline, so waiting here makes the tick late.
-        Returns the step it waited for longest ("camera's step of t = … s, waited
-        … ms"), or None when nothing was outstanding, for the pacer's overrun message."""
+
+        ``paced``: returns the step it waited for longest ("camera's step of t = … s,
+        waited … ms"), for the pacer's overrun message, or None when it waited for
+        none: nothing was outstanding, or every reply it collected was in already
+        when it looked (only collecting them took time; after a late wake-up that is
+        the machine's lateness, not a step still running). A pipelined group's later
+        batch, collected after the one in flight, counts as waited for."""
         t = self.time_ns
         if not self._holes:
             return None
+        if not paced:
+            for s in self._due:
+                self._need(s, t)
+            return None
         longest, what = 0.0, None
         clock = time.monotonic
-        for s in self._due:
-            self._last_collected = None
-            t0 = clock()
-            self._need(s, t)
-            waited = clock() - t0
-            h = self._last_collected  # the reply that came last
-            if h is not None and waited > longest:
-                longest = waited
-                what = (f"{h.slot.name}'s step ending at t = {h.end_ns * 1e-9:.6f} s, "
-                        f"waited for {waited * 1e3:.3f} ms")
+        log = self._collect_log = []
+        try:
+            for s in self._due:
+                ready = self._replies_in()
+                del log[:]
+                t0 = clock()
+                self._need(s, t)
+                waited = clock() - t0
+                for h in reversed(log):  # the last one it had to wait for
+                    if (id(h.slot.adapter.connection), h.request) not in ready:
+                        if waited > longest:
+                            longest = waited
+                            what = (f"{h.slot.name}'s step ending at t = "
+                                    f"{h.end_ns * 1e-9:.6f} s, waited for "
+                                    f"{waited * 1e3:.3f} ms")
+                        break
+        finally:
+            self._collect_log = None
         return what
+
+    def _replies_in(self) -> set[tuple[int, int]]:
+        """(id(connection), request id) of the requests whose replies are in (read
+        without waiting; the reply is kept for the collection)."""
+        ready = set()
+        if self._holes:
+            for conn in {id(c): c for c in self._busy_connections()}.values():
+                if id(conn) not in self._waiting and conn.reply_ready():
+                    ready.add((id(conn), conn.in_flight_request))
+        return ready
 
     def collect_all(self) -> None:
         """Collect every step sent and not collected yet, in stream order."""
@@ -614,7 +643,10 @@ class Execution:
             for conn, _ in socks.values():
                 poller.register(conn.sock, zmq.POLLIN)
             ready = dict(poller.poll(left * 1000))
-            if not ready:
+            if not ready or time.monotonic() > end:
+                # Woken after its end (the machine woke this thread late): what came in
+                # is collected by the tick's prepare, where a reply that is in is no
+                # step still running.
                 return None
             for conn, _ in socks.values():
                 if conn.sock in ready and conn.reply_ready():  # not just a heartbeat answer
@@ -787,7 +819,7 @@ class Execution:
             if self.pace is not None:
                 self.pace(t, self._prepare if has_remote else None)
             elif has_remote:
-                self._prepare()
+                self._prepare(False)
             finished = self.finished
             if finished is not None and (t >= finished[1] if jacobi else t > finished[1]):
                 # A step collected just now ended the simulation at or before this instant:

@@ -41,8 +41,10 @@ What happens next is the rig's
 
 A tick that started late although the previous one finished in time (the OS woke
 the orchestrator late) is not an overrun: it shows in the lateness figures only —
-also when ``prepare`` ran after such a wake-up, as long as it waited for no step and
-the wait before it was collecting no reply when it ended.
+also when ``prepare`` ran after such a wake-up, as long as it waited for no step (a
+reply that is in when it looks is no step still running: only collecting it takes
+time) and the wait before it was collecting no reply when it ended (a wait woken
+after its end leaves what came in to ``prepare``).
 
 **What does not change.** Pacing only waits: the message stream and its digest are
 those of the same rig run as fast as possible (tested).
@@ -250,7 +252,8 @@ class Pacer:
                         # lateness, not an overrun, as without ``prepare``.
                         return
                     self.overruns += 1
-                    self._overrun(t_ns, late, self._why_late(woke - deadline, during, waited))
+                    self._overrun(t_ns, late, self._why_late(woke - deadline, during, waited,
+                                                             now - woke))
                     return
             while (now := clock()) < deadline:
                 pass
@@ -321,18 +324,21 @@ class Pacer:
                 return during
 
     @staticmethod
-    def _why_late(woke_late_ns: int, during: Any, waited: Any) -> str:
+    def _why_late(woke_late_ns: int, during: Any, waited: Any, prepare_ns: int = 0) -> str:
         """Why a tick that collected earlier steps before starting is late: its wait
         ended after the deadline (a reply collected while waiting took that long, or
-        the machine woke the stepping thread late), and/or it waited for a step."""
+        the machine woke the stepping thread late), and/or it waited for a step, or
+        (on time, waiting for none) collecting the replies that were in took past it."""
         parts = []
         if woke_late_ns > 0:
             parts.append(f"the wait before it ended {woke_late_ns * 1e-6:.3f} ms after the "
                          "deadline: " + (str(during) if during else
                                          "the machine woke the stepping thread late"))
-        if waited or not parts:
-            why = "a step of an earlier tick was still running"
-            parts.append(f"{why}: {waited}" if waited else why)
+        if waited:
+            parts.append(f"a step of an earlier tick was still running: {waited}")
+        elif not parts:
+            parts.append(f"collecting the earlier steps' replies, all in, took "
+                         f"{prepare_ns * 1e-6:.3f} ms")
         return "; ".join(parts)
 
     def _collect(self) -> None:

@@ -437,6 +437,11 @@ class RemoteAdapter(Adapter):
         """The reply to the request in flight (see ``send_encoded``)."""
         return self._wait()
 
+    @property
+    def in_flight_request(self) -> int | None:
+        """The id of the request being answered (the oldest unanswered), or None."""
+        return None if self._in_flight is None else self._in_flight[0]
+
     def reply_ready(self) -> bool:
         """Whether the reply to the request in flight has arrived (without waiting):
         reads what the socket holds (heartbeat answers, garbage: as ``_wait`` does)

@@ -200,3 +200,73 @@ def test_the_wait_says_when_collecting_a_reply_carried_it_past_its_end(tmp_path,
         assert ex.wait(0.01) is None  # nothing outstanding: a plain sleep
     finally:
         ex.shutdown(True)
+
+
+def test_prepare_names_only_a_step_it_waited_for_and_a_late_wait_leaves_replies(
+        tmp_path, monkeypatch):
+    """The tick's prepare collects the replies the tick needs. One that is in when it
+    looks is no step still running (prepare returns None: only collecting it took
+    time); one it has to wait for is named. And a wait (the pacer's sleep) whose poll
+    returns after the wait's end — the machine woke the thread late — collects
+    nothing and says nothing: the tick's prepare takes what came in. Before, both
+    counted as the rig's fault: an OS-late wake-up that found a reply waiting was an
+    overrun ("collecting src's reply while waiting took …", or "waited for")."""
+    import time
+    from fractions import Fraction
+    from pathlib import Path
+
+    import zmq
+
+    from moonpool.orchestrator.execution import Execution
+    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
+    from moonpool.orchestrator.run import RunObserver, build_adapters
+
+    support = Path(__file__).resolve().parents[1] / "support"
+    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="jacobi"),
+              (ComponentConfig("slow", "faulty:Slow", "process", Schedule(Fraction(100)),
+                               parameters={"at_step": 2, "sleep_s": 0.3}, base_dir=support),),
+              ())
+    adapters = build_adapters(rig, tmp_path, None)
+    ex = Execution(rig, adapters, RunObserver(None))
+
+    def send():
+        s.adapter.start_step(s.t_next - 10_000_000, 10_000_000, {})
+        s.adapter.flush()
+        ex._hole(s, s.t_next)
+        s.t_next += 10_000_000
+        ex.time_ns, ex._due = s.t_next - 10_000_000, [s]
+
+    try:
+        ex.setup()
+        s = ex.slots[0]
+        sock = s.adapter.connection.sock
+        # 1. The reply is in (readable, not read) before prepare looks: not waited for.
+        send()
+        assert sock.poll(30_000, zmq.POLLIN)
+        assert ex._prepare() is None
+        assert not ex._holes  # collected all the same
+        # 2. A wait whose poll comes back after its end (a late wake-up): the reply
+        # that is in stays for prepare, and the wait says nothing.
+        send()
+        assert sock.poll(30_000, zmq.POLLIN)
+        poll = zmq.Poller.poll
+
+        def late_poll(self, timeout=None):
+            got = poll(self, timeout)
+            time.sleep(0.02)  # the thread runs again 20 ms after the poll returned
+            return got
+
+        monkeypatch.setattr(zmq.Poller, "poll", late_poll)
+        assert ex.wait(0.005) is None
+        assert ex._holes  # not collected by the wait
+        monkeypatch.setattr(zmq.Poller, "poll", poll)
+        assert ex._prepare() is None  # in: not waited for
+        assert not ex._holes
+        # 3. Step 2 (index from 0) sleeps 0.3 s: prepare waits for it and names it.
+        send()
+        said = ex._prepare()
+        assert said is not None and said.startswith("slow's step ending at t = 0.030000 s, "
+                                                    "waited for ")
+        assert not ex._holes
+    finally:
+        ex.shutdown(True)

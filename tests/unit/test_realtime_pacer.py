@@ -370,8 +370,21 @@ def test_waiting_for_an_earlier_step_past_the_deadline_makes_the_tick_late():
     fc2 = FakeClock()
     p2 = pacer(fc2, policy="abort")
     p2(0)
-    with pytest.raises(DeadlineMissed, match="earlier tick was still running"):
-        p2(10 * MS, lambda: fc2.work(3 * MS))
+    with pytest.raises(DeadlineMissed, match="earlier tick was still running: counter's"):
+        p2(10 * MS, lambda: (fc2.work(3 * MS), "counter's step ending at t = 0.010000 s")[1])
+
+
+def test_collecting_replies_that_were_in_past_the_deadline_is_an_overrun_said_so():
+    """Woken on time, prepare waits for no step (every reply it collects is in when it
+    looks: it returns None) but collecting them takes past the deadline: the rig's
+    work made the tick late, an overrun, and the message says what took the time —
+    not "a step was still running", which it said before for any late prepare."""
+    fc = FakeClock()
+    p = pacer(fc, policy="warn")
+    text = _warnings_of_the_pacer(lambda: (p(0), p(10 * MS, lambda: fc.work(1 * MS))))
+    assert p.overruns == 1
+    assert "collecting the earlier steps' replies, all in, took 1.0" in text
+    assert "still running" not in text
 
 
 def test_an_overrun_names_the_step_the_tick_waited_for():
