@@ -26,7 +26,9 @@ except where a peer says otherwise below). N = 1 and N = 8, through:
 Every row is measured ``--repeat`` times, the rows interleaved (row a, b, c, ...,
 then again), and the median is printed in µs per tick, with every ratio to the
 fmpy loop and to the echo floor of the same N. Only the stepping loop is timed
-(set-up, process start and FMU loading excluded). The targets (issue 21), each a
+(set-up, process start and FMU loading excluded); a measurement is ``--ticks``
+ticks, 8/N times as many for the in-process rows at N < 8 (so that each lasts about
+as long as at N = 8). The targets (issue 21), each a
 ratio in this same run:
 
 - one trivial FMU, recording on <= 1.5x the bare fmpy loop (mp-rec/fmpy, N = 1);
@@ -238,8 +240,19 @@ def have(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+IN_PROCESS = ("fmpy", "libcosim", "mp-rec", "mp-norec")
+
+
+def ticks_for(kind: str, n: int, ticks: int) -> int:
+    """Ticks of a measurement: ``ticks`` at N = 8; the in-process rows run 8 / N times
+    as many at smaller N, so each lasts about as long (5,000 ticks of one trivial FMU
+    take 0.05 s: a row that short gave 1.25x one run, 1.82x the next)."""
+    return ticks * max(1, 8 // n) if kind in IN_PROCESS else ticks
+
+
 def measure(kind: str, fmu_path: Path, n: int, ticks: int, work: Path) -> tuple[float, float]:
     """(wall, CPU of this process) µs per tick of the stepping loop."""
+    ticks = ticks_for(kind, n, ticks)
     if kind == "fmpy":
         return fmpy_loop(fmu_path, n, ticks)
     if kind == "libcosim":
@@ -262,7 +275,8 @@ def verdict(value: float, limit: float) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--ticks", type=int, default=5000, help="ticks of 1 ms per measurement "
-                    "(mosaik runs a fifth of them: it is that much slower)")
+                    "(mosaik runs a fifth of them: it is that much slower; the in-process "
+                    "rows 8/N times as many at N < 8, so that each lasts about as long)")
     ap.add_argument("--repeat", type=int, default=3, help="measurements per row (median)")
     ap.add_argument("--n", default="1,8", help="chain lengths, e.g. 1,8")
     ap.add_argument("--only", default="", help=f"rows, comma-separated, of {','.join(ROWS)}")
@@ -282,7 +296,8 @@ def main() -> int:
     fmu_path = build_trivial(work, version=2)
     load = os.getloadavg()
     print(f"# peers: {platform.machine()}, {os.cpu_count()} cores, Python "
-          f"{platform.python_version()}, {args.ticks} ticks of 1 ms, median of {args.repeat}, "
+          f"{platform.python_version()}, {args.ticks} ticks of 1 ms (in-process rows at N < 8: "
+          f"8/N times as many), median of {args.repeat}, "
           f"rows interleaved; load average before {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     if skipped:
         print(f"# skipped (not installed; pip install -e '.[bench]'): {', '.join(skipped)}")
