@@ -177,6 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, c in s["components"].items():
         steps.append(f"{name} {c['p50_us']:.0f}/{c['p99_us']:.0f}/{c['max_us']:.0f}")
     print("step µs       p50/p99/max  " + ", ".join(steps))
+    own = [f"{name} {c['compute_p50_us']:.0f}/{c['compute_p99_us']:.0f}/{c['compute_max_us']:.0f}"
+           for name, c in s["components"].items() if "compute_p50_us" in c]
+    if own:  # (a group member's step time above is its whole batch's round trip)
+        print("own step µs   p50/p99/max  " + ", ".join(own))
     if rt:
         ok99 = rt["lateness_p99_us"] < 1000
         okmax = rt["lateness_max_us"] < 5000

@@ -426,6 +426,10 @@ def run_rig(
             steps = execution.by_name[c.name].steps if execution is not None else 0
             stats = summary_mod.step_stats_us(a.times.values() if a is not None else [])
             components[c.name] = {"steps": steps, **stats, "placement": c.placement}
+            compute = getattr(a, "compute", None)
+            if compute is not None and compute.count:  # its own step, as it reported it
+                own = summary_mod.step_stats_us(compute.values())
+                components[c.name].update({f"compute_{k}": v for k, v in own.items()})
             if a is not None and a.rejected:
                 components[c.name]["rejected_frames"] = a.rejected
         summary = {

@@ -12,7 +12,11 @@ The summary is a plain dict, in this order::
     realtime          None, or in real-time mode {factor, overrun_policy, ticks,
                       lateness_p50_us, lateness_p99_us, lateness_max_us, overruns, ...}
                       (orchestrator/realtime.py, Pacer.summary)
-    components        {name: {steps, p50_us, p99_us, max_us, placement, ...}}
+    components        {name: {steps, p50_us, p99_us, max_us, placement, ...}}: step
+                      times (in-process: the call; else the round trip), and for
+                      components that report their own (StepResult.compute_ns: process,
+                      remote, group members) compute_p50_us, compute_p99_us,
+                      compute_max_us
     metrics           {name: {key: value}}  (what each component reported at terminate)
     provenance        moonpool version, git commit (from a checkout), the rig's sha256,
                       Python and dependency versions (:func:`provenance`)
@@ -204,6 +208,12 @@ def format_table(summary: Mapping[str, Any], *, with_error: bool = True) -> str:
             )
             for name, c in components.items()
         ]
+        if any("compute_p50_us" in c for c in components.values()):
+            # A process's own step time beside the round trip (a group member's round
+            # trip is its whole batch's).
+            header += ("own p50 µs",)
+            rows = [(*r, _num(c.get("compute_p50_us"), ".1f"))
+                    for r, c in zip(rows, components.values())]
         widths = [max(len(r[i]) for r in (header, *rows)) for i in range(len(header))]
 
         def line(cells: Sequence[str]) -> str:

@@ -98,6 +98,10 @@ class Adapter:
     def __init__(self, name: str) -> None:
         self.name = name
         self.times = StepTimes()
+        self.compute = StepTimes()
+        """The component's own step times as it reports them (StepResult.compute_ns: a
+        process, remote or group member's step function, without the transport; empty
+        in-process, where ``times`` is the step call itself)."""
         self.description: lc.Description | None = None
         self.failed = False
         self.finished = ""

@@ -78,6 +78,7 @@ class ProcessGroup:
         # in one go when the reply arrives), and the batch's round trip, ns.
         self._sent: deque[tuple[list[str], int]] = deque()
         self._results: dict[str, list[Sample] | lc.Error] | None = None
+        self.compute_ns: dict[str, int] = {}  # member -> its StepResult.compute_ns (> 0)
         self.finished: dict[str, tuple[str, bool]] = {}  # member -> StepResult (finished, failed)
         self._elapsed_ns = 0
         self._open = set(members)
@@ -153,6 +154,8 @@ class ProcessGroup:
                 continue
             result = entry.result
             unpacked[member] = samples(result.outputs, frames)
+            if result.compute_ns > 0:
+                self.compute_ns[member] = result.compute_ns
             if result.finished:
                 self.finished[member] = (remote_text(result.finished, 500), result.failed)
         return unpacked
@@ -239,6 +242,9 @@ class GroupMember(Adapter):
         except MoonpoolError as exc:
             raise self._relabel(exc)
         self.times.add(elapsed_ns)  # a member's step time: its batch's round trip
+        compute_ns = self.group.compute_ns.pop(self.name, 0)
+        if compute_ns:  # its own step, as the group's server measured it
+            self.compute.add(compute_ns)
         if type(got) is not list:  # the member answered with an Error
             self._failed = True
             self.error_reply = True

@@ -599,6 +599,8 @@ class RemoteAdapter(Adapter):
         reply, frames = self._wait()
         self.times.add(time.perf_counter_ns() - self._t_sent)
         result = reply.step_result
+        if result.compute_ns > 0:
+            self.compute.add(result.compute_ns)
         if result.finished:
             self.finished = remote_text(result.finished, 500)
             self.finished_failed = result.failed

@@ -168,3 +168,59 @@ def test_group_server_batches_and_isolates_errors(tmp_path):
         sock.close(0)
         if proc.poll() is None:
             proc.kill()
+
+
+OWN_TIMES_RIG = """
+[run]
+until = "0.2s"
+algorithm = "jacobi"
+[components.fast]
+entry = "faulty:Healthy"
+run = "process"
+group = "g"
+rate_hz = 50
+[components.fast.parameters]
+at_step = -1
+[components.slow]
+entry = "faulty:Slow"
+run = "process"
+group = "g"
+rate_hz = 50
+[components.slow.parameters]
+at_step = 0
+sleep_s = 0.02
+[components.alone]
+entry = "faulty:Healthy"
+run = "process"
+rate_hz = 50
+[components.alone.parameters]
+at_step = -1
+[components.here]
+entry = "faulty:Healthy"
+rate_hz = 50
+[components.here.parameters]
+at_step = -1
+"""
+
+
+def test_the_summary_gives_each_members_own_step_time(tmp_path):
+    """A group member's step time is its batch's round trip, so a member that costs
+    nothing looked as slow as the slowest in its group; summary.json now also has
+    each remote component's own step time as its process reported it
+    (StepResult.compute_ns, which the orchestrator ignored): compute_p50_us, ...
+    Orderings only, no timed assertion: a round trip holds the whole batch, and the
+    slow member sleeps 20 ms per step."""
+    rig = tmp_path / "rig.toml"
+    rig.write_text(OWN_TIMES_RIG)
+    proc = moonpool("run", str(rig), "--out", str(tmp_path / "out"))
+    assert proc.returncode == 0, proc.stderr
+    c = json.loads((tmp_path / "out" / "summary.json").read_text())["components"]
+    assert c["slow"]["compute_p50_us"] >= 20_000  # its own: the sleep
+    assert c["fast"]["p50_us"] >= 20_000  # its round trip is the batch's: the slow one's too
+    assert c["fast"]["compute_p50_us"] < c["slow"]["compute_p50_us"]  # its own: not the batch
+    for name in ("fast", "slow", "alone"):  # each step's own time is inside its round trip
+        assert 0 < c[name]["compute_p50_us"] <= c[name]["p50_us"]
+        assert c[name]["compute_p50_us"] <= c[name]["compute_p99_us"] \
+            <= c[name]["compute_max_us"] <= c[name]["max_us"]
+    assert "compute_p50_us" not in c["here"]  # in-process: its step time is the call
+    assert "own p50 µs" in proc.stdout  # the table printed at the end has the column
