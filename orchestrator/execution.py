@@ -636,20 +636,23 @@ class Execution:
             left = end - time.monotonic()
             if left <= 0:
                 return None
-            socks = {}
-            for conn in self._busy_connections():
-                socks.setdefault(id(conn), (conn, None))
-            poller = zmq.Poller()
-            for conn, _ in socks.values():
-                poller.register(conn.sock, zmq.POLLIN)
-            ready = dict(poller.poll(left * 1000))
-            if not ready or time.monotonic() > end:
-                # Woken after its end (the machine woke this thread late): what came in
-                # is collected by the tick's prepare, where a reply that is in is no
-                # step still running.
-                return None
-            for conn, _ in socks.values():
-                if conn.sock in ready and conn.reply_ready():  # not just a heartbeat answer
+            conns = list({id(c): c for c in self._busy_connections()}.values())
+            # A reply read already (prepare looked whether it was in, and the tick did
+            # not need it) is no longer in its socket: collect it without polling.
+            got = [c for c in conns if c.reply_read]
+            if not got:
+                poller = zmq.Poller()
+                for conn in conns:
+                    poller.register(conn.sock, zmq.POLLIN)
+                ready = dict(poller.poll(left * 1000))
+                if not ready or time.monotonic() > end:
+                    # Woken after its end (the machine woke this thread late): what came
+                    # in is collected by the tick's prepare, where a reply that is in is
+                    # no step still running.
+                    return None
+                got = [c for c in conns if c.sock in ready]
+            for conn in got:
+                if conn.reply_ready():  # not just a heartbeat answer
                     busy = self._busy.get(id(conn))
                     names = [h.slot.name for h in busy or () if h.request == busy[0].request]
                     t0 = time.monotonic()

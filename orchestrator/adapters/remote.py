@@ -442,6 +442,12 @@ class RemoteAdapter(Adapter):
         """The id of the request being answered (the oldest unanswered), or None."""
         return None if self._in_flight is None else self._in_flight[0]
 
+    @property
+    def reply_read(self) -> bool:
+        """Whether the reply to the request in flight has been read from the socket
+        (by ``reply_ready``) and waits to be taken."""
+        return self._ready is not None
+
     def reply_ready(self) -> bool:
         """Whether the reply to the request in flight has arrived (without waiting):
         reads what the socket holds (heartbeat answers, garbage: as ``_wait`` does)
