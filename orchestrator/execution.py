@@ -291,7 +291,9 @@ class Execution:
         # slot index -> its steps sent and not collected yet, oldest first (one; two for
         # a member of a pipelined process group)
         self._holes: dict[int, list[_Hole]] = {}
-        self._collect_log: list[_Hole] | None = None  # (while _prepare tells waits apart)
+        # (while _prepare tells waits apart: each hole it collects, and whether its
+        # reply was in when the collection began)
+        self._collect_log: list[tuple[_Hole, bool]] | None = None
         self._busy: dict[int, list[_Hole]] = {id(c): [] for c in self._connections}
         """id(connection) -> its steps sent and not collected, in order"""
         self._pipelined = ({id(c) for c in self._connections if getattr(c, "pipelined", False)}
@@ -483,7 +485,7 @@ class Execution:
         s = hole.slot
         log = self._collect_log
         if log is not None:
-            log.append(hole)
+            log.append((hole, self._reply_in(hole)))
         outstanding = self._holes[s.index]
         if len(outstanding) == 1:
             del self._holes[s.index]
@@ -583,13 +585,12 @@ class Execution:
         log = self._collect_log = []
         try:
             for s in self._due:
-                ready = self._replies_in()
                 del log[:]
                 t0 = clock()
                 self._need(s, t)
                 waited = clock() - t0
-                for h in reversed(log):  # the last one it had to wait for
-                    if (id(h.slot.adapter.connection), h.request) not in ready:
+                for h, was_in in reversed(log):  # the last one it had to wait for
+                    if not was_in:
                         if waited > longest:
                             longest = waited
                             what = (f"{h.slot.name}'s step ending at t = "
@@ -600,15 +601,17 @@ class Execution:
             self._collect_log = None
         return what
 
-    def _replies_in(self) -> set[tuple[int, int]]:
-        """(id(connection), request id) of the requests whose replies are in (read
-        without waiting; the reply is kept for the collection)."""
-        ready = set()
-        if self._holes:
-            for conn in {id(c): c for c in self._busy_connections()}.values():
-                if id(conn) not in self._waiting and conn.reply_ready():
-                    ready.add((id(conn), conn.in_flight_request))
-        return ready
+    @staticmethod
+    def _reply_in(hole: _Hole) -> bool:
+        """Whether the reply ``hole``'s collection needs is in already (read without
+        waiting, and kept for the collection): its request was answered before (a
+        process group's batch, collected for an earlier member), or its reply has
+        arrived. A request queued behind the one in flight is not in."""
+        conn = hole.slot.adapter.connection
+        rid = conn.in_flight_request
+        if rid is None or hole.request < rid:
+            return True
+        return hole.request == rid and conn.reply_ready()
 
     def collect_all(self) -> None:
         """Collect every step sent and not collected yet, in stream order."""

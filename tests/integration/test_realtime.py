@@ -272,13 +272,14 @@ def test_prepare_names_only_a_step_it_waited_for_and_a_late_wait_leaves_replies(
         ex.shutdown(True)
 
 
-def test_a_reply_prepare_read_but_did_not_need_is_collected_by_the_next_wait(tmp_path):
-    """Prepare reads each busy connection's reply to see whether it is in; one the
-    tick does not need stays read, out of its socket. The next wait (the pacer's
-    sleep) must still collect it in the slack — polling the socket would never see it
-    again, and it would wait for the tick that needs it (the camera's replies, a
-    period later: its round trip p99 went from 10 to 31 ms in a 120 s real-time run
-    of the pool)."""
+def test_a_reply_read_and_not_taken_is_collected_by_the_next_wait(tmp_path):
+    """A reply read from its socket to see whether it is in (``reply_ready``) and not
+    taken is out of its socket: the next wait (the pacer's sleep) must still collect it
+    in the slack, or it waits for the tick that needs it. It did: prepare looked at
+    every busy connection before each due step (73498fa and before), and a camera
+    reply it read but the tick did not need waited a period — the camera's round-trip
+    p99 went from 7-10 to 31 ms in a 120 s real-time run of the pool. Prepare now
+    looks only at the replies it collects (this test's first part)."""
     from fractions import Fraction
     from pathlib import Path
 
@@ -304,10 +305,46 @@ def test_a_reply_prepare_read_but_did_not_need_is_collected_by_the_next_wait(tmp
         for s in (a, b):
             assert s.adapter.connection.sock.poll(30_000, zmq.POLLIN)
         ex.time_ns, ex._due = a.t_next, [a]  # this tick needs a's step only
-        assert ex._prepare() is None  # both were in: not waited for
+        assert ex._prepare() is None  # a's reply was in: not waited for
         assert a.index not in ex._holes and b.index in ex._holes
-        assert b.adapter.connection.reply_read  # read to look, not taken
+        assert not b.adapter.connection.reply_read  # prepare left b's in its socket
+        assert b.adapter.connection.reply_ready()  # read, not taken (as prepare did)
         assert ex.wait(0.05) is None
         assert not ex._holes  # b collected in the slack
+    finally:
+        ex.shutdown(True)
+
+
+def test_prepare_counts_a_group_batch_that_was_in_as_not_waited_for(tmp_path):
+    """A process group's members share one reply: collecting the second member's step
+    after the first's took the batch is no wait either (its request was answered)."""
+    from fractions import Fraction
+    from pathlib import Path
+
+    import zmq
+
+    from moonpool.orchestrator.execution import Execution
+    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
+    from moonpool.orchestrator.run import RunObserver, build_adapters
+
+    support = Path(__file__).resolve().parents[1] / "support"
+    # (Gauss-Seidel: a group is not pipelined, so the tick collects its only batch)
+    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="gauss-seidel"),
+              tuple(ComponentConfig(name, "probes:Count", "process", Schedule(Fraction(100)),
+                                    group="g", base_dir=support) for name in ("a", "b")), ())
+    adapters = build_adapters(rig, tmp_path, None)
+    ex = Execution(rig, adapters, RunObserver(None))
+    try:
+        ex.setup()
+        a, b = ex.slots
+        for s in (a, b):
+            s.adapter.start_step(0, s.t_next, {})
+        a.adapter.flush()
+        for s in (a, b):
+            ex._hole(s, s.t_next)
+        assert a.adapter.connection.sock.poll(30_000, zmq.POLLIN)
+        ex.time_ns, ex._due = a.t_next, [a, b]
+        assert ex._prepare() is None
+        assert not ex._holes
     finally:
         ex.shutdown(True)
