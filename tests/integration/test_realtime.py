@@ -5,12 +5,16 @@ message stream, and the overrun policy is applied."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import textwrap
+import time
+from fractions import Fraction
 
 import pytest
+import zmq
 
-from conftest import RIGS, moonpool
+from conftest import RIGS, SUPPORT, moonpool
 from moonpool.orchestrator.recording import digest_of_recording, read_recording
 from moonpool.orchestrator.rigfile import load_and_check
 from moonpool.orchestrator.run import run_rig
@@ -155,35 +159,50 @@ def test_an_overrun_waiting_for_another_process_names_its_step(tmp_path):
     assert summary["realtime"]["overruns"] >= 1
 
 
+@contextlib.contextmanager
+def _execution(tmp_path, components, algorithm="jacobi"):
+    """An execution of process components at 100 Hz, set up (not run), shut down after:
+    ``components`` are (name, entry, parameters, group) with entries from tests/support."""
+    from moonpool.orchestrator.execution import Execution
+    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
+    from moonpool.orchestrator.run import RunObserver, build_adapters
+
+    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm=algorithm),
+              tuple(ComponentConfig(name, entry, "process", Schedule(Fraction(100)),
+                                    parameters=parameters, group=group, base_dir=SUPPORT)
+                    for name, entry, parameters, group in components), ())
+    ex = Execution(rig, build_adapters(rig, tmp_path, None), RunObserver(None))
+    try:
+        ex.setup()
+        yield ex
+    finally:
+        ex.shutdown(True)
+
+
+def _send(ex, s, flush=True):
+    """Send ``s``'s step from its next instant (one period) and hold its place."""
+    s.adapter.start_step(s.t_next - 10_000_000, 10_000_000, {})
+    if flush:
+        s.adapter.flush()
+    ex._hole(s, s.t_next)
+
+
+def _in(s):
+    """Wait until ``s``'s reply is readable in its socket (not read)."""
+    assert s.adapter.connection.sock.poll(30_000, zmq.POLLIN)
+
+
 def test_the_wait_says_when_collecting_a_reply_carried_it_past_its_end(tmp_path,
                                                                        monkeypatch):
     """Execution.wait (the pacer's sleep) collects replies as they come; when a
     collection ends after the wait's end it returns what it collected and how long it
     took, which goes into the overrun's message (tests/unit/test_realtime_pacer.py)."""
-    import time
-    from fractions import Fraction
-    from pathlib import Path
-
-    import zmq
-
     from moonpool.orchestrator.execution import Execution
-    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
-    from moonpool.orchestrator.run import RunObserver, build_adapters
 
-    support = Path(__file__).resolve().parents[1] / "support"
-    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="jacobi"),
-              (ComponentConfig("src", "probes:Count", "process", Schedule(Fraction(100)),
-                               base_dir=support),), ())
-    adapters = build_adapters(rig, tmp_path, None)
-    ex = Execution(rig, adapters, RunObserver(None))
-    try:
-        ex.setup()
+    with _execution(tmp_path, [("src", "probes:Count", {}, "")]) as ex:
         s = ex.slots[0]
-        s.adapter.start_step(0, s.t_next, {})
-        s.adapter.flush()
-        ex._hole(s, s.t_next)
-        # The reply is in (readable, not read) before the wait starts.
-        assert s.adapter.connection.sock.poll(30_000, zmq.POLLIN)
+        _send(ex, s)
+        _in(s)  # the reply is in before the wait starts
         assert ex.wait(0.0) is None  # nothing left of the wait: nothing collected
         collect = Execution._collect
 
@@ -198,8 +217,6 @@ def test_the_wait_says_when_collecting_a_reply_carried_it_past_its_end(tmp_path,
         assert not ex._holes  # collected
         monkeypatch.setattr(Execution, "_collect", collect)
         assert ex.wait(0.01) is None  # nothing outstanding: a plain sleep
-    finally:
-        ex.shutdown(True)
 
 
 def test_prepare_names_only_a_step_it_waited_for_and_a_late_wait_leaves_replies(
@@ -211,44 +228,24 @@ def test_prepare_names_only_a_step_it_waited_for_and_a_late_wait_leaves_replies(
     nothing and says nothing: the tick's prepare takes what came in. Before, both
     counted as the rig's fault: an OS-late wake-up that found a reply waiting was an
     overrun ("collecting src's reply while waiting took …", or "waited for")."""
-    import time
-    from fractions import Fraction
-    from pathlib import Path
-
-    import zmq
-
-    from moonpool.orchestrator.execution import Execution
-    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
-    from moonpool.orchestrator.run import RunObserver, build_adapters
-
-    support = Path(__file__).resolve().parents[1] / "support"
-    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="jacobi"),
-              (ComponentConfig("slow", "faulty:Slow", "process", Schedule(Fraction(100)),
-                               parameters={"at_step": 2, "sleep_s": 0.3}, base_dir=support),),
-              ())
-    adapters = build_adapters(rig, tmp_path, None)
-    ex = Execution(rig, adapters, RunObserver(None))
-
-    def send():
-        s.adapter.start_step(s.t_next - 10_000_000, 10_000_000, {})
-        s.adapter.flush()
-        ex._hole(s, s.t_next)
-        s.t_next += 10_000_000
-        ex.time_ns, ex._due = s.t_next - 10_000_000, [s]
-
-    try:
-        ex.setup()
+    slow = ("slow", "faulty:Slow", {"at_step": 2, "sleep_s": 0.3}, "")
+    with _execution(tmp_path, [slow]) as ex:
         s = ex.slots[0]
-        sock = s.adapter.connection.sock
+
+        def send():
+            _send(ex, s)
+            ex.time_ns, ex._due = s.t_next, [s]
+            s.t_next += 10_000_000
+
         # 1. The reply is in (readable, not read) before prepare looks: not waited for.
         send()
-        assert sock.poll(30_000, zmq.POLLIN)
+        _in(s)
         assert ex._prepare() is None
         assert not ex._holes  # collected all the same
         # 2. A wait whose poll comes back after its end (a late wake-up): the reply
         # that is in stays for prepare, and the wait says nothing.
         send()
-        assert sock.poll(30_000, zmq.POLLIN)
+        _in(s)
         poll = zmq.Poller.poll
 
         def late_poll(self, timeout=None):
@@ -268,8 +265,6 @@ def test_prepare_names_only_a_step_it_waited_for_and_a_late_wait_leaves_replies(
         assert said is not None and said.startswith("slow's step ending at t = 0.030000 s, "
                                                     "waited for ")
         assert not ex._holes
-    finally:
-        ex.shutdown(True)
 
 
 def test_a_reply_read_and_not_taken_is_collected_by_the_next_wait(tmp_path):
@@ -280,30 +275,12 @@ def test_a_reply_read_and_not_taken_is_collected_by_the_next_wait(tmp_path):
     reply it read but the tick did not need waited a period — the camera's round-trip
     p99 went from 7-10 to 31 ms in a 120 s real-time run of the pool. Prepare now
     looks only at the replies it collects (this test's first part)."""
-    from fractions import Fraction
-    from pathlib import Path
-
-    import zmq
-
-    from moonpool.orchestrator.execution import Execution
-    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
-    from moonpool.orchestrator.run import RunObserver, build_adapters
-
-    support = Path(__file__).resolve().parents[1] / "support"
-    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="jacobi"),
-              tuple(ComponentConfig(name, "probes:Count", "process", Schedule(Fraction(100)),
-                                    base_dir=support) for name in ("a", "b")), ())
-    adapters = build_adapters(rig, tmp_path, None)
-    ex = Execution(rig, adapters, RunObserver(None))
-    try:
-        ex.setup()
+    with _execution(tmp_path, [(n, "probes:Count", {}, "") for n in ("a", "b")]) as ex:
         a, b = ex.slots
         for s in (a, b):
-            s.adapter.start_step(0, s.t_next, {})
-            s.adapter.flush()
-            ex._hole(s, s.t_next)
+            _send(ex, s)
         for s in (a, b):
-            assert s.adapter.connection.sock.poll(30_000, zmq.POLLIN)
+            _in(s)
         ex.time_ns, ex._due = a.t_next, [a]  # this tick needs a's step only
         assert ex._prepare() is None  # a's reply was in: not waited for
         assert a.index not in ex._holes and b.index in ex._holes
@@ -311,40 +288,18 @@ def test_a_reply_read_and_not_taken_is_collected_by_the_next_wait(tmp_path):
         assert b.adapter.connection.reply_ready()  # read, not taken (as prepare did)
         assert ex.wait(0.05) is None
         assert not ex._holes  # b collected in the slack
-    finally:
-        ex.shutdown(True)
 
 
 def test_prepare_counts_a_group_batch_that_was_in_as_not_waited_for(tmp_path):
     """A process group's members share one reply: collecting the second member's step
-    after the first's took the batch is no wait either (its request was answered)."""
-    from fractions import Fraction
-    from pathlib import Path
-
-    import zmq
-
-    from moonpool.orchestrator.execution import Execution
-    from moonpool.orchestrator.rig import ComponentConfig, Rig, RunConfig, Schedule
-    from moonpool.orchestrator.run import RunObserver, build_adapters
-
-    support = Path(__file__).resolve().parents[1] / "support"
-    # (Gauss-Seidel: a group is not pipelined, so the tick collects its only batch)
-    rig = Rig(tmp_path / "w.toml", "w", RunConfig(until_ns=10**8, algorithm="gauss-seidel"),
-              tuple(ComponentConfig(name, "probes:Count", "process", Schedule(Fraction(100)),
-                                    group="g", base_dir=support) for name in ("a", "b")), ())
-    adapters = build_adapters(rig, tmp_path, None)
-    ex = Execution(rig, adapters, RunObserver(None))
-    try:
-        ex.setup()
+    after the first's took the batch is no wait either (its request was answered).
+    (Gauss-Seidel: a group is not pipelined, so the tick collects its only batch.)"""
+    members = [(n, "probes:Count", {}, "g") for n in ("a", "b")]
+    with _execution(tmp_path, members, algorithm="gauss-seidel") as ex:
         a, b = ex.slots
-        for s in (a, b):
-            s.adapter.start_step(0, s.t_next, {})
-        a.adapter.flush()
-        for s in (a, b):
-            ex._hole(s, s.t_next)
-        assert a.adapter.connection.sock.poll(30_000, zmq.POLLIN)
+        _send(ex, a, flush=False)
+        _send(ex, b)  # one batch, both members
+        _in(a)
         ex.time_ns, ex._due = a.t_next, [a, b]
         assert ex._prepare() is None
         assert not ex._holes
-    finally:
-        ex.shutdown(True)
