@@ -570,7 +570,7 @@ class Execution:
         ``paced``: returns the step it waited for longest ("camera's step of t = … s,
         waited … ms"), for the pacer's overrun message, or None when it waited for
         none: nothing was outstanding, or every reply it collected was in already
-        when it looked (only collecting them took time; after a late wake-up that is
+        when its collection began (only collecting them took time; after a late wake-up that is
         the machine's lateness, not a step still running). A pipelined group's later
         batch, collected after the one in flight, counts as waited for."""
         t = self.time_ns

@@ -42,7 +42,7 @@ What happens next is the rig's
 A tick that started late although the previous one finished in time (the OS woke
 the orchestrator late) is not an overrun: it shows in the lateness figures only —
 also when ``prepare`` ran after such a wake-up, as long as it waited for no step (a
-reply that is in when it looks is no step still running: only collecting it takes
+reply that is in when its collection begins is no step still running: only that takes
 time) and the wait before it was collecting no reply when it ended (a wait woken
 after its end leaves what came in to ``prepare``).
 
