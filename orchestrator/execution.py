@@ -640,8 +640,10 @@ class Execution:
             if left <= 0:
                 return None
             conns = list({id(c): c for c in self._busy_connections()}.values())
-            # A reply read already (prepare looked whether it was in, and the tick did
-            # not need it) is no longer in its socket: collect it without polling.
+            # A reply read already by ``reply_ready`` and not taken is no longer in its
+            # socket: collect it without polling. (Every reader now collects at once
+            # — prepare since b4ce593 — so this guards the invariant, at one attribute
+            # read per connection and wait.)
             got = [c for c in conns if c.reply_read]
             if not got:
                 poller = zmq.Poller()
