@@ -21,7 +21,14 @@ except where a peer says otherwise below). N = 1 and N = 8, through:
 - ``mp-group``: moonpool, all N in one process group (one StepBatch per tick);
 - ``mp-proc``: moonpool, each FMU in its own process over ipc (recording on in both);
 - ``echo``: the pure-pyzmq floor: the orchestrator's fan-out of one message to each of
-  N echo processes and back, no moonpool code (benchmarks/zmq_echo.py).
+  N echo processes and back, no moonpool code (benchmarks/zmq_echo.py);
+- ``proto`` / ``proto-canned``: the protocol floor (benchmarks/proto_floor.py): the
+  same fan-out doing only what moonpool's step protocol asks of each end in Python —
+  the Step and Reply envelopes encoded and parsed, the input and output payloads
+  parsed and built, each output hashed and buffered for recording, no FMU and none of
+  moonpool's own bookkeeping — the least any Python implementation pays; with
+  ``-canned`` the component processes send a reply encoded once (what a compiled
+  component's side would cost at best), leaving the orchestrator's side alone.
 
 Every row is measured ``--repeat`` times, the rows interleaved (row a, b, c, ...,
 then again), and the median is printed in µs per tick, with every ratio to the
@@ -63,7 +70,7 @@ VR_IN = list(range(1, 7))
 VR_OUT = list(range(7, 13))
 DT = 0.001
 ROWS = ("fmpy", "libcosim", "mosaik-inproc", "mosaik-proc", "mp-rec", "mp-norec",
-        "mp-group", "mp-proc", "echo")
+        "mp-group", "mp-proc", "echo", "proto", "proto-canned")
 
 
 # ------------------------------------------------------------------- bare fmpy
@@ -265,6 +272,10 @@ def measure(kind: str, fmu_path: Path, n: int, ticks: int, work: Path) -> tuple[
         c0 = time.process_time()
         wall = echo_tick_us(n, ticks)  # (its CPU: warm-up and start included)
         return wall, (time.process_time() - c0) / (ticks * 1.1 + 100) * 1e6
+    if kind.startswith("proto"):
+        from proto_floor import proto_tick_us
+
+        return proto_tick_us(n, ticks, canned=kind == "proto-canned")
     return moonpool_chain(fmu_path, n, ticks, kind, work)
 
 
@@ -341,6 +352,16 @@ def main() -> int:
             cpu_note = (f" (CPU: {cpu[a] / cpu[b]:.2f}x)" if b[0] == "fmpy" else "")
             print(f"  {label}: {med[a]:.1f} / {med[b]:.1f} us = {verdict(med[a] / med[b], limit)}"
                   + cpu_note)
+    floors = [("the protocol in Python at both ends, no FMU / echo floor", ("proto", 8),
+               ("echo", 8)),
+              ("the same, the components' side canned (compiled at best) / echo floor",
+               ("proto-canned", 8), ("echo", 8)),
+              ("moonpool, one per process / the protocol floor", ("mp-proc", 8), ("proto", 8))]
+    if any(a in med and b in med for _, a, b in floors):
+        print("# what bounds 'one per process' (eight processes; not targets):")
+        for label, a, b in floors:
+            if a in med and b in med:
+                print(f"  {label}: {med[a]:.1f} / {med[b]:.1f} us = {med[a] / med[b]:.2f}x")
     print(f"# load average after {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

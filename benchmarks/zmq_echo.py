@@ -4,6 +4,7 @@ how much of a multi-process tick is ZeroMQ itself."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -56,6 +57,7 @@ def echo_tick_us(n: int, ticks: int, size: int = 64) -> float:
         for s in socks:
             s.close(0)
         ctx.term()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
