@@ -31,6 +31,7 @@ from pathlib import Path
 from google.protobuf import json_format
 
 from moonpool.components.sdk.errors import EntryError, RigError, RigValidationError
+from moonpool.components.sdk.serve_cli import log_level
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 
@@ -71,7 +72,8 @@ _UNTIL_HELP = ("simulated time: seconds (20, 0.5) or a duration (10s, 250ms, 2mi
 
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(prog="moonpool", description="Co-simulation of underwater robots.")
-    p.add_argument("--log-level", default="WARNING", help="DEBUG, INFO, WARNING (default), ERROR")
+    p.add_argument("--log-level", type=log_level, default="WARNING",
+                   help="DEBUG, INFO, WARNING (default), ERROR, CRITICAL")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="run a rig")
@@ -515,6 +517,10 @@ def cmd_conformance(args) -> int:
               "such as tcp://127.0.0.1:5555 or ipc://PATH)", file=sys.stderr)
         return EXIT_BAD_INPUT
     table(results)
+    if results and results[0].name == "describe" and results[0].got == "no answer":
+        print(f"error: nothing answered at {args.endpoint} within {args.timeout:g} s (fix: "
+              f"serve a component there, e.g. moonpool serve ENTRY --bind {args.endpoint}, "
+              "or raise --timeout)", file=sys.stderr)
     return EXIT_OK if all(r.ok for r in results) else EXIT_FAILED
 
 
@@ -578,7 +584,7 @@ def cmd_fmu(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level.upper(), logging.WARNING),
+    logging.basicConfig(level=args.log_level,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     from moonpool.components.sdk.serve import escape_log_lines
 

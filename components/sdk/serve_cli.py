@@ -78,6 +78,18 @@ def add_security_arguments(parser: argparse.ArgumentParser) -> None:
                         "folder they may write (warns); refused by default")
 
 
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def log_level(text: str) -> str:
+    """``--log-level`` value: one of LOG_LEVELS, any case (returned in capitals)."""
+    level = text.strip().upper()
+    if level not in LOG_LEVELS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a log level; use {', '.join(LOG_LEVELS[:-1])} or {LOG_LEVELS[-1]}")
+    return level
+
+
 def add_limit_arguments(parser: argparse.ArgumentParser) -> None:
     """--max-message-bytes, --max-peer-timeout (shared by `moonpool serve`;
     :func:`limit_argv` gives them back as arguments)."""
@@ -186,7 +198,8 @@ def main(argv: list[str] | None = None) -> int:
                         "--base-dir: only for a component the orchestrator spawns from a "
                         "rig on this machine (never for an endpoint others reach)")
     parser.add_argument("--parent-pid", type=int, default=0, help="exit when this process dies")
-    parser.add_argument("--log-level", default="INFO")
+    parser.add_argument("--log-level", type=log_level, default="INFO",
+                        help="DEBUG, INFO (default), WARNING, ERROR, CRITICAL")
     parser.add_argument("--realtime-priority", type=int, default=0, metavar="N",
                         help="real time: step as a SCHED_FIFO process of priority N (1-99) "
                         "from the first step on, ZeroMQ's I/O threads too (0: normal)")
@@ -197,7 +210,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give either ENTRY or one or more --component NAME=ENTRY")
     label = args.entry or "group:" + ",".join(c.split("=", 1)[0] for c in args.component)
     logging.basicConfig(
-        level=getattr(logging, args.log_level.upper(), logging.INFO),
+        level=args.log_level,
         format=f"[{label} %(levelname)s] %(message)s",
         stream=sys.stderr,
     )

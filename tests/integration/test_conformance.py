@@ -61,6 +61,22 @@ def test_each_check_fails_against_a_server_broken_that_way(sock_dir, broken):
     assert not by_name[broken].ok, by_name[broken]
 
 
+def test_nothing_served_passes_nothing(sock_dir):
+    # The checks over all replies used to pass with no reply at all ("2 of 3 checks
+    # passed" against an endpoint nobody serves).
+    endpoint = f"ipc://{sock_dir}/nobody.sock"
+    results = run_suite(endpoint, PARAMS, timeout_s=0.3, peer_timeout_s=0)
+    assert results and not any(r.ok for r in results), results
+    got = {r.name: r.got for r in results}
+    assert got["errors-have-fix"] == "no Error reply to check"
+    assert got["replies-version-1"] == "no reply to check"
+    out = moonpool("conformance", endpoint, "--timeout", "0.3", timeout=60)
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "0 of 3 checks passed" in out.stdout
+    assert f"nothing answered at {endpoint} within 0.3 s" in out.stderr
+    assert "moonpool serve ENTRY --bind" in out.stderr
+
+
 def _serve(entry: str, endpoint: str, log: Path) -> subprocess.Popen:
     with open(log, "w") as f:
         proc = subprocess.Popen([sys.executable, "-m", "moonpool.orchestrator.cli", "serve",

@@ -46,3 +46,31 @@ def test_an_out_folder_that_cannot_be_written_is_refused(capsys, out):
     assert main(["run", str(QUICKSTART), "--until", "0.1", "--quiet", "--out", out]) == 2
     err = capsys.readouterr().err
     assert f"--out {out}" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("level", ["LOUD", "basic_format", "Handler", "shutdown", ""])
+def test_a_log_level_that_is_not_one_is_refused(capsys, level):
+    # getattr(logging, level) used to take any attribute of the logging module: a
+    # string (BASIC_FORMAT) gave a traceback, anything else ran at a level nobody chose.
+    with pytest.raises(SystemExit) as exc:
+        main(["--log-level", level, "check", str(QUICKSTART)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "is not a log level; use DEBUG, INFO, WARNING, ERROR or CRITICAL" in err
+    assert "Traceback" not in err
+
+
+def test_a_served_components_log_level_is_checked_too(capsys):
+    from moonpool.components.sdk.serve_cli import main as serve_main
+
+    with pytest.raises(SystemExit) as exc:
+        serve_main(["quickstart_pd", "--bind", "tcp://127.0.0.1:0", "--log-level", "loud"])
+    assert exc.value.code == 2
+    assert "'loud' is not a log level" in capsys.readouterr().err
+
+
+def test_a_log_level_in_any_case_is_taken():
+    from moonpool.components.sdk.serve_cli import log_level
+
+    assert [log_level(x) for x in ("debug", "Info", " WARNING ", "error", "critical")] == \
+        ["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
