@@ -154,7 +154,9 @@ def child_priorities(rig: Rig, priority: int) -> dict[str, int]:
 def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                    context: zmq.Context | None = None) -> dict[str, Adapter]:
     """One adapter per component; child processes are spawned here (in parallel).
-    ``context``: the ZeroMQ context of the run (default: the process's shared one)."""
+    ``context``: the ZeroMQ context of the run (default: the process's shared one).
+    ``sock_dir``: the run's folder of ipc sockets and of its children's temporary
+    files (``tmpN``, their TMPDIR); the caller removes it after the run."""
     adapters: dict[str, Adapter] = {}
     ctx = context or zmq.Context.instance()
     # Real time at SCHED_FIFO N: the components' child processes step below the
@@ -195,7 +197,7 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                         f"group:{c.group}", {m.name: m.entry for m in members},
                         f"ipc://{sock_dir}/g{i}.sock", base_dir=c.base_dir,
                         log_path=(log_dir / f"group-{c.group}.log") if log_dir else None,
-                        realtime_priority=fifo.get(c.name, 0),
+                        realtime_priority=fifo.get(c.name, 0), temp_dir=sock_dir / f"tmp{i}",
                         local_routes=[r for r in routes if r.target in {m.name for m in members}],
                         **{**common, "step_timeout_ns": max(m.step_timeout_ns for m in members),
                            "setup_timeout_ns": max(m.setup_timeout_ns for m in members)},
@@ -213,7 +215,8 @@ def build_adapters(rig: Rig, sock_dir: Path, log_dir: Path | None,
                 adapters[c.name] = ProcessAdapter(
                     c.name, c.entry, f"ipc://{sock_dir}/{i}.sock", base_dir=c.base_dir,
                     log_path=(log_dir / f"{c.name}.log") if log_dir else None,
-                    realtime_priority=fifo.get(c.name, 0), **common,
+                    realtime_priority=fifo.get(c.name, 0), temp_dir=sock_dir / f"tmp{i}",
+                    **common,
                 )
             else:
                 security = (ClientSecurity.from_files(c.server_key, c.client_key)

@@ -54,12 +54,16 @@ class ProcessAdapter(RemoteAdapter):
         log_path: Path | None = None,
         realtime_priority: int = 0,
         local_routes: Sequence[LocalRoute] = (),
+        temp_dir: Path | None = None,
         **kwargs,
     ) -> None:
         """``entry`` is one ENTRY, or {instance: ENTRY} for a process group (see group.py);
         ``realtime_priority`` 1-99: the child steps as a SCHED_FIFO process of that
         priority (``serve --realtime-priority``; real-time runs, docs/realtime.md);
-        ``local_routes``: a group's connections its child delivers itself (group.py)."""
+        ``local_routes``: a group's connections its child delivers itself (group.py);
+        ``temp_dir``: the child's TMPDIR (created here), a folder of the run that the
+        orchestrator removes, so what the child unpacks there (an FMU) goes with the run
+        even when the child crashes or is killed."""
         self.entry = entry
         self.log_path = log_path
         self._log: IO[bytes] | None = None
@@ -90,6 +94,9 @@ class ProcessAdapter(RemoteAdapter):
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p and os.path.isdir(p))
         env.setdefault("PYTHONUNBUFFERED", "1")
+        if temp_dir is not None:
+            temp_dir.mkdir(parents=True, exist_ok=True)
+            env["TMPDIR"] = str(temp_dir)
         self._spawn(cmd, env=env)
         super().__init__(name, endpoint, **kwargs)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
 import zipfile
 from pathlib import Path
@@ -250,15 +251,22 @@ def test_third_party_fmu_runs_from_a_rig_file(tmp_path, lag_fmu):
 
 
 @pytest.mark.slow
-def test_fmu_crash_in_child_process_fails_the_run_cleanly(tmp_path, lag_fmu):
+def test_fmu_crash_in_child_process_fails_the_run_cleanly(tmp_path, lag_fmu, monkeypatch):
     shutil.copy(lag_fmu, tmp_path / "Lag.fmu")
     path = tmp_path / "rig.toml"
     path.write_text(LAG_RIG.format(run="process", crash_at=0.5))
+    temp = tmp_path / "temp"  # the system's temporary folder, for this run and its children
+    temp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(temp))
+    monkeypatch.setattr(tempfile, "tempdir", None)
     result = run_rig(load_and_check(path), tmp_path / "out")
     assert not result.ok
     assert result.summary["failed_component"] == "lag"
     assert "lag" in result.summary["error"]
     assert result.summary["components"]["source"]["steps"] >= 50  # ran until the crash
+    # The crashed child could not remove the FMU it had unpacked: it unpacked it in
+    # the run's folder, which the run removed (it used to stay in TMPDIR for ever).
+    assert list(temp.iterdir()) == []
 
 
 def test_outputs_convert_between_fmu_and_field_types():
