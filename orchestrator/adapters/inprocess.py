@@ -4,12 +4,20 @@ Same semantics as the wire: the component goes through a ``ComponentHost`` (the
 code the serve loop uses), its outputs are serialized once, and consumers receive
 decoded copies, so an in-process run and a multi-process run give the same stream.
 
-A step that does not return within its timeout is interrupted (main thread only) and
-the run fails with StepTimeout: a watchdog thread, woken at the running step's
-deadline, sends SIGALRM to the main thread, whose handler raises. A step itself only
-writes its deadline and clears it (no system call per step); the watchdog wakes at
-most once per (shortest) step timeout while steps run, and never signals a step
-that is within its time.
+A step that does not return within its timeout is interrupted and the run fails with
+StepTimeout: a watchdog thread, woken at the running step's deadline, sends SIGALRM to
+the main thread, whose handler raises. A step itself only writes its deadline and
+clears it (no system call per step); the watchdog wakes at most once per (shortest)
+step timeout while steps run, and never signals a step that is within its time.
+
+A run stepped on another thread (a Dask worker's task, a thread of the user's
+program) has a watchdog of its own per stepping thread, which raises the same
+exception in that thread asynchronously (``PyThreadState_SetAsyncExc``): a step
+looping in Python is interrupted as on the main thread; a step blocked in a system
+call (a sleep, a socket) or in native code is not, until the call returns (signals
+interrupt system calls on the main thread only). The watchdog fires and the step
+disarms it under one lock, and disarming withdraws an exception not yet delivered,
+so none lands after the step returned.
 
 The handler runs when the main thread next executes Python code: a step stuck in
 native code (an FMU's doStep that never returns, a C extension's loop) cannot be
@@ -26,6 +34,7 @@ notebook) it only warns, with the way out (kill the run; ``run = "process"``).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import os
 import signal
@@ -57,8 +66,16 @@ once)."""
 log = logging.getLogger("moonpool.inprocess")
 
 
+def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
+    """Deliver ``exc`` to the thread ``thread_id`` at its next Python instruction
+    (None: withdraw one not delivered yet)."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(
+        ctypes.c_ulong(thread_id), ctypes.py_object(exc) if exc is not None else None)
+
+
 class _Watchdog:
-    """Interrupts the main thread when its in-process step overruns its deadline.
+    """Interrupts the main thread when its in-process step overruns its deadline
+    (``target`` None), or the thread ``target`` (an asynchronous exception).
 
     ``deadline_ns`` (time.perf_counter_ns) is set by the adapter before a step and reset
     to 0 after it; the thread sleeps until the deadline it sees (at most ``poll_s``
@@ -66,7 +83,8 @@ class _Watchdog:
     still running then, sends SIGALRM to the main thread. One per process, started
     by the first adapter that needs it."""
 
-    def __init__(self) -> None:
+    def __init__(self, target: threading.Thread | None = None) -> None:
+        self.target = target
         self.deadline_ns = 0
         self.stepping: Any = None  # the adapter whose step has that deadline
         self.fired = 0  # the deadline of the step the thread interrupted last
@@ -87,12 +105,14 @@ class _Watchdog:
 
     def register(self, timeout_s: float) -> None:
         if self.users == 0:
-            self._previous = signal.signal(signal.SIGALRM, _on_alarm)
+            if self.target is None:
+                self._previous = signal.signal(signal.SIGALRM, _on_alarm)
             self._stop = False
             self._wake.clear()
             self.poll_s = max(MIN_POLL_S, timeout_s)
-            self._thread = threading.Thread(target=self._watch, args=(threading.main_thread(),),
-                                            name="moonpool-step-watchdog", daemon=True)
+            self._thread = threading.Thread(
+                target=self._watch, args=(self.target or threading.main_thread(),),
+                name="moonpool-step-watchdog", daemon=True)
             self._thread.start()
         self.users += 1
         # While no step runs the thread looks every poll_s: at most the shortest timeout,
@@ -114,8 +134,30 @@ class _Watchdog:
                 self._thread.join(5.0)
                 self._thread = None
             self.deadline_ns = 0
-            if signal.getsignal(signal.SIGALRM) is _on_alarm:
+            if self.target is not None:
+                with _THREADS_LOCK:
+                    if _THREAD_WATCHDOGS.get(self.target.ident) is self:
+                        del _THREAD_WATCHDOGS[self.target.ident]
+            elif signal.getsignal(signal.SIGALRM) is _on_alarm:
                 signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+
+    def disarm(self) -> None:
+        """After a step on ``target``: no deadline; an exception fired for it and not
+        delivered yet is withdrawn (under the lock the watchdog fires under)."""
+        with self.lock:
+            deadline, self.deadline_ns = self.deadline_ns, 0
+            if deadline and deadline == self.fired:
+                _raise_in(self.target.ident, None)
+
+    def _interrupt(self, thread: threading.Thread, deadline: int) -> None:
+        """Interrupt the step of ``deadline`` on ``thread`` (still running: checked)."""
+        self.fired = deadline
+        if self.target is None:
+            signal.pthread_kill(thread.ident, signal.SIGALRM)  # the handler checks
+            return
+        with self.lock:
+            if self.deadline_ns == deadline:
+                _raise_in(thread.ident, _Alarm)
 
     def nudge(self) -> None:
         """Make the thread look again at once (the main thread's policy changed)."""
@@ -157,8 +199,7 @@ class _Watchdog:
                 else:
                     wait(min(self.poll_s, STUCK_WARNING_S - late * 1e-9))
             else:  # the same step, still running: interrupt it
-                self.fired = deadline
-                signal.pthread_kill(main.ident, signal.SIGALRM)
+                self._interrupt(main, deadline)
 
     def _stuck(self, main: threading.Thread, deadline: int, late_s: float) -> None:
         """The step of ``deadline`` was interrupted and has not returned: warn, and end
@@ -166,8 +207,8 @@ class _Watchdog:
         not raised meanwhile."""
         adapter = self.stepping
         with self.lock:
-            abandon = (self.on_stuck is not None and self.handled != deadline
-                       and self.deadline_ns == deadline)
+            abandon = (self.target is None and self.on_stuck is not None
+                       and self.handled != deadline and self.deadline_ns == deadline)
             if abandon:
                 self.abandoned = True
         if not abandon:
@@ -187,6 +228,17 @@ class _Watchdog:
         adapter = self.stepping
         name = getattr(adapter, "name", "?")
         timeout_s = getattr(adapter, "step_timeout_s", 0.0)
+        if self.target is not None:
+            log.warning(
+                "components.%s: its step has run %.1f s past its step_timeout (%g s) and was "
+                "interrupted, but goes on: it is blocked in a system call (a sleep, a "
+                "socket) or stuck in native code, which an in-process step timeout cannot "
+                "interrupt on thread '%s' (only on the main thread can it cut a system call "
+                "short). The run fails with StepTimeout if the step ever returns. Give this "
+                "component run = \"process\" in the rig (in a sweep: mode = \"process\"), "
+                "where a hanging step is killed at its timeout", name, late_s, timeout_s,
+                self.target.name)
+            return
         log.warning(
             "components.%s: its step has run %.1f s past its step_timeout (%g s) and was "
             "interrupted, but goes on: it is stuck in native code (e.g. an FMU's doStep), "
@@ -216,7 +268,20 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Alarm()
 
 
-_WATCHDOG = _Watchdog()
+_WATCHDOG = _Watchdog()  # the main thread's
+_THREAD_WATCHDOGS: dict[int, _Watchdog] = {}  # other stepping threads', by thread ident
+_THREADS_LOCK = threading.Lock()
+
+
+def _watchdog_for(thread: threading.Thread) -> _Watchdog:
+    """The step watchdog of the steps run on ``thread``."""
+    if thread is threading.main_thread():
+        return _WATCHDOG
+    with _THREADS_LOCK:
+        w = _THREAD_WATCHDOGS.get(thread.ident)
+        if w is None:
+            w = _THREAD_WATCHDOGS[thread.ident] = _Watchdog(thread)
+        return w
 
 
 @contextlib.contextmanager
@@ -267,9 +332,10 @@ class InProcessAdapter(Adapter):
         self._pending: tuple[int, int, dict[str, Any]] | None = None
         self._queued = {p.name for p in type(component).inputs if p.queued}
         self.stuck = False  # its step is stuck in native code and was abandoned
-        self._use_alarm = threading.current_thread() is threading.main_thread()
-        if self._use_alarm:
-            _WATCHDOG.register(self.step_timeout_s)
+        # The watchdog of the thread that makes it (its steps run there: the execution
+        # is single-threaded).
+        self._watchdog: _Watchdog | None = _watchdog_for(threading.current_thread())
+        self._watchdog.register(self.step_timeout_s)
 
     def describe(self) -> lc.Description:
         self.description = self.host.describe()
@@ -308,14 +374,22 @@ class InProcessAdapter(Adapter):
             decoded = {}
         for port in self._queued:
             decoded.setdefault(port, [])
-        watch = self._use_alarm
+        watch = self._watchdog
         t0 = time.perf_counter_ns()
-        if watch:
-            _WATCHDOG.stepping = self
-            _WATCHDOG.deadline_ns = t0 + self._timeout_ns
+        if watch is not None:
+            watch.stepping = self
+            watch.deadline_ns = t0 + self._timeout_ns
         try:
-            outputs = self.host.step(t_ns, dt_ns, decoded, parameters)
-        except _Alarm as exc:
+            try:
+                outputs = self.host.step(t_ns, dt_ns, decoded, parameters)
+            finally:
+                if watch is _WATCHDOG:
+                    watch.deadline_ns = 0  # (the SIGALRM handler checks it)
+                elif watch is not None:
+                    watch.disarm()
+        except _Alarm as exc:  # (also one that landed while disarming: the step overran)
+            if watch is not None:
+                watch.deadline_ns = 0
             self.host.state = lc.COMPONENT_STATE_FAILED
             self.failed = True
             raise StepTimeout(
@@ -326,9 +400,6 @@ class InProcessAdapter(Adapter):
         except BaseException:
             self.failed = True
             raise
-        finally:
-            if watch:
-                _WATCHDOG.deadline_ns = 0
         self.times.add(time.perf_counter_ns() - t0)
         if self.host.component.finished:
             self.finished = self.host.component.finished
@@ -339,9 +410,9 @@ class InProcessAdapter(Adapter):
         return self.host.terminate()
 
     def close(self) -> None:
-        if self._use_alarm:
-            self._use_alarm = False
-            _WATCHDOG.release()
+        if self._watchdog is not None:
+            watch, self._watchdog = self._watchdog, None
+            watch.release()
         # (A stuck step's component is still running on the main thread: nothing may
         # call into it from the thread that ends the run.)
         if self.host.state != lc.COMPONENT_STATE_TERMINATED and not self.stuck:

@@ -97,6 +97,27 @@ def test_a_failing_case_is_recorded_and_the_others_run(client, tmp_path):
     assert read_table(tmp_path / "sw").column("status").to_pylist() == ["ok", "failed"]
 
 
+def test_an_in_process_step_that_loops_fails_its_case_at_its_timeout(client, tmp_path):
+    # A Dask worker runs its case on a thread that is not the main one: the step
+    # watchdog's SIGALRM cannot reach it, and an in-process step that looped went on
+    # until it returned (30 s here, for ever in real life) and the case was "ok". The
+    # thread's own watchdog interrupts it at its step timeout.
+    rig = tmp_path / "loops.toml"
+    rig.write_text((ROOT / "rigs" / "quickstart.toml").read_text()
+                   .replace('order = ["sensor", "pid", "vehicle"]',
+                            'order = ["sensor", "pid", "vehicle", "fault"]')
+                   + '\n[components.fault]\nentry = "faulty:Loops"\nrate_hz = 10\n'
+                   + 'step_timeout = "0.3s"\n[components.fault.parameters]\nat_step = 1000\n')
+    spec = spec_from_args(rig, until_s=1.0, mode="inproc",
+                          grid=["components.fault.parameters.at_step=1000,3"],
+                          fixed=["run.plots=false"])
+    result = run_sweep(spec, tmp_path / "sw", client=client)
+    assert [r["status"] for r in result.rows] == ["ok", "failed"], result.rows
+    assert "did not return within 0.3 s" in result.rows[1]["error"]
+    assert result.rows[1]["failed_component"] == "fault"
+    assert result.rows[1]["wall_time_s"] < 30  # interrupted, not returned
+
+
 def test_a_parameter_the_check_refuses_stops_the_sweep_before_it_starts(client, tmp_path):
     # A negative sensor noise: the pressure sensor's own parameter check refuses it at
     # validation, naming the rig line; nothing is written.

@@ -143,3 +143,97 @@ def test_a_python_step_that_is_interrupted_gets_no_stuck_warning(monkeypatch):
     finally:
         a.close()
     assert said == []
+
+
+# Steps run on a thread other than the main one (a Dask worker's task, a user's
+# thread): SIGALRM cannot reach them; that thread's own watchdog raises in it.
+
+
+class Looper(Component):
+    """Loops in Python (busy) for ``self.pause`` seconds in every step."""
+
+    pause = 0.0
+
+    def step(self, t_ns, dt_ns, inputs):
+        end = time.monotonic() + self.pause
+        while time.monotonic() < end:
+            pass
+
+
+def _on_a_thread(fn):
+    """``fn()`` on a new thread: its value, or what it raised."""
+    out = {}
+
+    def run():
+        try:
+            out["value"] = fn()
+        except BaseException as exc:  # noqa: BLE001 - handed to the test
+            out["error"] = exc
+
+    t = threading.Thread(target=run, name="stepping-thread", daemon=True)
+    t.start()
+    t.join(60)
+    assert not t.is_alive()
+    return out
+
+
+def test_a_step_looping_on_another_thread_is_interrupted_and_only_it():
+    def steps():
+        comp = Looper()
+        a = InProcessAdapter("looper", comp, step_timeout_ns=100_000_000)
+        a.configure(lc.Configure(instance_name="looper"))
+        a.describe()
+        a.initialize(0)
+        try:
+            comp.pause = 0.02
+            for k in range(12):  # 0.24 s of steps in all, each well within 0.1 s
+                _step(a, k)
+            assert a.times.count == 12 and not a.failed
+            assert threading.get_ident() in inprocess._THREAD_WATCHDOGS
+            comp.pause = 20.0  # returns by itself after 20 s: not interrupted, no raise
+            with pytest.raises(StepTimeout, match="did not return within 0.1 s"):
+                _step(a, 12)
+            return a.failed and a.host.state == lc.COMPONENT_STATE_FAILED
+        finally:
+            a.close()
+
+    out = _on_a_thread(steps)
+    assert out == {"value": True}, out
+    assert not inprocess._THREAD_WATCHDOGS  # it ended with the thread's last adapter
+
+
+@pytest.mark.parametrize("withdrawn", [True, False])
+def test_an_exception_fired_and_withdrawn_before_the_thread_runs_python_never_lands(
+        withdrawn):
+    # What disarming relies on: the watchdog fires while the step is in native code
+    # (here: blocked on a lock, the GIL released), the step returns and withdraws it
+    # before running Python again; the thread then runs on undisturbed. Not withdrawn,
+    # it lands at once (the check can fail).
+    gate = threading.Lock()
+    gate.acquire()
+    ready = threading.Event()
+    result = {}
+
+    def blocked():
+        ready.set()
+        try:
+            gate.acquire()  # native code: an asynchronous exception waits for its return
+            result["value"] = sum(range(100_000))  # Python instructions to land in
+        except BaseException as exc:  # noqa: BLE001 - what the test looks at
+            result["error"] = exc
+
+    t = threading.Thread(target=blocked, daemon=True)
+    t.start()
+    try:
+        assert ready.wait(5)
+        time.sleep(0.05)  # (in acquire by now)
+        inprocess._raise_in(t.ident, inprocess._Alarm)
+        if withdrawn:
+            inprocess._raise_in(t.ident, None)
+    finally:
+        gate.release()
+        t.join(10)
+    if withdrawn:
+        assert result == {"value": sum(range(100_000))}, result
+    else:
+        assert isinstance(result.get("error"), inprocess._Alarm), result
