@@ -26,18 +26,19 @@ No FMU is stepped: the trivial FMU's step is a copy.
 from __future__ import annotations
 
 import struct
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
+from pathlib import Path
 
 import zmq
 
-from moonpool.components.sdk import wire
-from moonpool.orchestrator.recording.digest import Digest
-from moonpool.v1 import lifecycle_pb2 as lc
-from moonpool.v1 import vehicle_pb2
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zmq_echo import fan_out  # noqa: E402  (the same processes and sockets as the echo)
+
+from moonpool.components.sdk import wire  # noqa: E402
+from moonpool.orchestrator.recording.digest import Digest  # noqa: E402
+from moonpool.v1 import lifecycle_pb2 as lc  # noqa: E402
+from moonpool.v1 import vehicle_pb2  # noqa: E402
 
 _IN = wire.port_value_prefix("in", "moonpool.v1.Wrench")
 _OUT = wire.port_value_prefix("out", "moonpool.v1.Wrench")
@@ -106,17 +107,6 @@ def serve(endpoint: str, canned: bool) -> None:
 def proto_tick_us(n: int, ticks: int, canned: bool = False) -> tuple[float, float]:
     """(wall, this process's CPU) µs per tick: one Step to each of n component
     processes, every Reply awaited and its output handled (see the module's docstring)."""
-    folder = tempfile.mkdtemp(prefix="mp-proto-")
-    endpoints = [f"ipc://{folder}/{i}.sock" for i in range(n)]
-    procs = [subprocess.Popen([sys.executable, __file__, ep, "canned" if canned else "full"])
-             for ep in endpoints]
-    ctx = zmq.Context()
-    socks = []
-    for ep in endpoints:
-        s = ctx.socket(zmq.DEALER)
-        s.setsockopt(zmq.LINGER, 0)
-        s.connect(ep)
-        socks.append(s)
     digest = Digest()
     prefixes = [Digest.topic_prefix(f"/f{i}/out") for i in range(n)]
     record = bytearray()
@@ -124,7 +114,7 @@ def proto_tick_us(n: int, ticks: int, canned: bool = False) -> tuple[float, floa
     request_id = 0
     wrench = vehicle_pb2.Wrench
 
-    def tick(k: int) -> None:
+    def tick(socks: list[zmq.Socket], k: int) -> None:
         nonlocal request_id
         t = k * _STEP_NS
         for i, s in enumerate(socks):
@@ -142,23 +132,14 @@ def proto_tick_us(n: int, ticks: int, canned: bool = False) -> tuple[float, floa
                 record.clear()
             last[i] = payload
 
-    try:
+    with fan_out(n, __file__, "canned" if canned else "full") as socks:
         for k in range(ticks // 10 + 100):  # warm up (and wait for the binds)
-            tick(k)
+            tick(socks, k)
         t0, c0 = time.perf_counter(), time.process_time()
         for k in range(ticks):
-            tick(k)
+            tick(socks, k)
         return ((time.perf_counter() - t0) / ticks * 1e6,
                 (time.process_time() - c0) / ticks * 1e6)
-    finally:
-        for s in socks:
-            s.send(b"quit")
-        for p in procs:
-            p.wait(10)
-        for s in socks:
-            s.close(0)
-        ctx.term()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -279,7 +279,7 @@ def _watchdog_for(thread: threading.Thread) -> _Watchdog:
         return _WATCHDOG
     with _THREADS_LOCK:
         w = _THREAD_WATCHDOGS.get(thread.ident)
-        if w is None:
+        if w is None or w.target is not thread:  # (an ended thread's ident comes back)
             w = _THREAD_WATCHDOGS[thread.ident] = _Watchdog(thread)
         return w
 

@@ -62,20 +62,6 @@ class Hangs(_Counter):
             time.sleep(1)
 
 
-class Loops(_Counter):
-    """Loops in Python (busy, no system call) for ``loop_s`` seconds in step: a hang
-    that only an interruption between Python instructions can cut short."""
-
-    @dataclass(frozen=True, kw_only=True)
-    class Parameters(_Counter.Parameters):
-        loop_s: float = param(30.0, "how long the step loops", unit="s")
-
-    def misbehave(self):
-        end = time.monotonic() + self.p.loop_s
-        while time.monotonic() < end:
-            pass
-
-
 class KillsItself(_Counter):
     """SIGKILLs its own process in step."""
 
