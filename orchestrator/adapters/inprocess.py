@@ -17,7 +17,9 @@ looping in Python is interrupted as on the main thread; a step blocked in a syst
 call (a sleep, a socket) or in native code is not, until the call returns (signals
 interrupt system calls on the main thread only). The watchdog fires and the step
 disarms it under one lock, and disarming withdraws an exception not yet delivered,
-so none lands after the step returned.
+so none lands after the step returned. An adapter stepped on another thread than the
+one that made it (made on the main thread, stepped on a worker's) moves to that
+thread's watchdog at its first step there (one thread id compared per step).
 
 The handler runs when the main thread next executes Python code: a step stuck in
 native code (an FMU's doStep that never returns, a C extension's loop) cannot be
@@ -105,8 +107,10 @@ class _Watchdog:
 
     def register(self, timeout_s: float) -> None:
         if self.users == 0:
-            if self.target is None:
-                self._previous = signal.signal(signal.SIGALRM, _on_alarm)
+            if self.target is None:  # (on the main thread: only it may set handlers)
+                previous = signal.signal(signal.SIGALRM, _on_alarm)
+                if previous is not _on_alarm:  # (left installed by a release elsewhere)
+                    self._previous = previous
             self._stop = False
             self._wake.clear()
             self.poll_s = max(MIN_POLL_S, timeout_s)
@@ -138,7 +142,10 @@ class _Watchdog:
                 with _THREADS_LOCK:
                     if _THREAD_WATCHDOGS.get(self.target.ident) is self:
                         del _THREAD_WATCHDOGS[self.target.ident]
-            elif signal.getsignal(signal.SIGALRM) is _on_alarm:
+            elif (threading.current_thread() is threading.main_thread()
+                  and signal.getsignal(signal.SIGALRM) is _on_alarm):
+                # (Released on another thread, the handler stays: with no deadline set
+                # it does nothing, and the next register on the main thread keeps it.)
                 signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
 
     def disarm(self) -> None:
@@ -268,6 +275,7 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Alarm()
 
 
+_get_ident = threading.get_ident
 _WATCHDOG = _Watchdog()  # the main thread's
 _THREAD_WATCHDOGS: dict[int, _Watchdog] = {}  # other stepping threads', by thread ident
 _THREADS_LOCK = threading.Lock()
@@ -332,8 +340,9 @@ class InProcessAdapter(Adapter):
         self._pending: tuple[int, int, dict[str, Any]] | None = None
         self._queued = {p.name for p in type(component).inputs if p.queued}
         self.stuck = False  # its step is stuck in native code and was abandoned
-        # The watchdog of the thread that makes it (its steps run there: the execution
-        # is single-threaded).
+        # The watchdog of the thread that makes it, where its steps usually run (the
+        # execution is single-threaded); a step on another thread moves it there.
+        self._thread_id = threading.get_ident()
         self._watchdog: _Watchdog | None = _watchdog_for(threading.current_thread())
         self._watchdog.register(self.step_timeout_s)
 
@@ -375,6 +384,8 @@ class InProcessAdapter(Adapter):
         for port in self._queued:
             decoded.setdefault(port, [])
         watch = self._watchdog
+        if watch is not None and self._thread_id != _get_ident():
+            watch = self._move_watchdog()
         t0 = time.perf_counter_ns()
         if watch is not None:
             watch.stepping = self
@@ -405,6 +416,18 @@ class InProcessAdapter(Adapter):
             self.finished = self.host.component.finished
             self.finished_failed = self.host.component.finished_failed
         return outputs
+
+    def _move_watchdog(self) -> _Watchdog:
+        """Stepped on another thread than before (e.g. made on the main thread, stepped
+        on a worker's): its steps are watched by that thread's watchdog from now on (the
+        main thread's SIGALRM would interrupt whatever the main thread is doing)."""
+        old = self._watchdog
+        self._thread_id = _get_ident()
+        self._watchdog = _watchdog_for(threading.current_thread())
+        self._watchdog.register(self.step_timeout_s)
+        if old is not None:
+            old.release()
+        return self._watchdog
 
     def terminate(self, timeout_s: float | None = None) -> dict[str, Any]:
         return self.host.terminate()

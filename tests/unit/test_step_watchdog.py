@@ -237,3 +237,29 @@ def test_an_exception_fired_and_withdrawn_before_the_thread_runs_python_never_la
         assert result == {"value": sum(range(100_000))}, result
     else:
         assert isinstance(result.get("error"), inprocess._Alarm), result
+
+
+def test_a_step_on_another_thread_than_the_adapters_is_watched_there():
+    # Made on the main thread, stepped on a worker's (a gym environment made in one
+    # thread and stepped in another): the main thread's SIGALRM used to interrupt the
+    # main thread, wherever it was, with an exception meant for the step.
+    comp = Looper()
+    a = InProcessAdapter("looper", comp, step_timeout_ns=100_000_000)
+    a.configure(lc.Configure(instance_name="looper"))
+    a.describe()
+    a.initialize(0)
+
+    def steps():
+        comp.pause = 0.01
+        _step(a, 0)
+        comp.pause = 20.0
+        with pytest.raises(StepTimeout, match="did not return within 0.1 s"):
+            _step(a, 1)
+        return a.failed
+
+    try:
+        out = _on_a_thread(steps)  # (the main thread waits in join meanwhile)
+    finally:
+        a.close()
+    assert out == {"value": True}, out
+    assert not inprocess._THREAD_WATCHDOGS
