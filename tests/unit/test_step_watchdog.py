@@ -26,10 +26,13 @@ class Sleeper(Component):
         time.sleep(self.pause)
 
 
-def _adapter(timeout_s: float) -> tuple[InProcessAdapter, Sleeper]:
-    comp = Sleeper()
-    a = InProcessAdapter("sleeper", comp, step_timeout_ns=int(timeout_s * 1e9))
-    a.configure(lc.Configure(instance_name="sleeper"))
+def _adapter(timeout_s: float, comp: Component | None = None
+             ) -> tuple[InProcessAdapter, Component]:
+    """An initialised adapter of ``comp`` (default: a Sleeper), on this thread."""
+    comp = Sleeper() if comp is None else comp
+    name = type(comp).__name__.lower()
+    a = InProcessAdapter(name, comp, step_timeout_ns=int(timeout_s * 1e9))
+    a.configure(lc.Configure(instance_name=name))
     a.describe()
     a.initialize(0)
     return a, comp
@@ -179,11 +182,7 @@ def _on_a_thread(fn):
 
 def test_a_step_looping_on_another_thread_is_interrupted_and_only_it():
     def steps():
-        comp = Looper()
-        a = InProcessAdapter("looper", comp, step_timeout_ns=100_000_000)
-        a.configure(lc.Configure(instance_name="looper"))
-        a.describe()
-        a.initialize(0)
+        a, comp = _adapter(0.1, Looper())
         try:
             comp.pause = 0.02
             for k in range(12):  # 0.24 s of steps in all, each well within 0.1 s
@@ -243,11 +242,7 @@ def test_a_step_on_another_thread_than_the_adapters_is_watched_there():
     # Made on the main thread, stepped on a worker's (a gym environment made in one
     # thread and stepped in another): the main thread's SIGALRM used to interrupt the
     # main thread, wherever it was, with an exception meant for the step.
-    comp = Looper()
-    a = InProcessAdapter("looper", comp, step_timeout_ns=100_000_000)
-    a.configure(lc.Configure(instance_name="looper"))
-    a.describe()
-    a.initialize(0)
+    a, comp = _adapter(0.1, Looper())  # on the main thread
 
     def steps():
         comp.pause = 0.01
