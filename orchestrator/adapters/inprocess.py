@@ -77,7 +77,7 @@ def _raise_in(thread_id: int, exc: type[BaseException] | None) -> None:
 
 class _Watchdog:
     """Interrupts the main thread when its in-process step overruns its deadline
-    (``target`` None), or the thread ``target`` (an asynchronous exception).
+    (another stepping thread's: ``_ThreadWatchdog``).
 
     ``deadline_ns`` (time.perf_counter_ns) is set by the adapter before a step and reset
     to 0 after it; the thread sleeps until the deadline it sees (at most ``poll_s``
@@ -85,8 +85,7 @@ class _Watchdog:
     still running then, sends SIGALRM to the main thread. One per process, started
     by the first adapter that needs it."""
 
-    def __init__(self, target: threading.Thread | None = None) -> None:
-        self.target = target
+    def __init__(self) -> None:
         self.deadline_ns = 0
         self.stepping: Any = None  # the adapter whose step has that deadline
         self.fired = 0  # the deadline of the step the thread interrupted last
@@ -107,16 +106,12 @@ class _Watchdog:
 
     def register(self, timeout_s: float) -> None:
         if self.users == 0:
-            if self.target is None:  # (on the main thread: only it may set handlers)
-                previous = signal.signal(signal.SIGALRM, _on_alarm)
-                if previous is not _on_alarm:  # (left installed by a release elsewhere)
-                    self._previous = previous
+            self._install()
             self._stop = False
             self._wake.clear()
             self.poll_s = max(MIN_POLL_S, timeout_s)
-            self._thread = threading.Thread(
-                target=self._watch, args=(self.target or threading.main_thread(),),
-                name="moonpool-step-watchdog", daemon=True)
+            self._thread = threading.Thread(target=self._watch, args=(self._target(),),
+                                            name="moonpool-step-watchdog", daemon=True)
             self._thread.start()
         self.users += 1
         # While no step runs the thread looks every poll_s: at most the shortest timeout,
@@ -138,33 +133,34 @@ class _Watchdog:
                 self._thread.join(5.0)
                 self._thread = None
             self.deadline_ns = 0
-            if self.target is not None:
-                with _THREADS_LOCK:
-                    if _THREAD_WATCHDOGS.get(self.target.ident) is self:
-                        del _THREAD_WATCHDOGS[self.target.ident]
-            elif (threading.current_thread() is threading.main_thread()
-                  and signal.getsignal(signal.SIGALRM) is _on_alarm):
-                # (Released on another thread, the handler stays: with no deadline set
-                # it does nothing, and the next register on the main thread keeps it.)
-                signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
+            self._uninstall()
 
-    def disarm(self) -> None:
-        """After a step on ``target``: no deadline; an exception fired for it and not
-        delivered yet is withdrawn (under the lock the watchdog fires under)."""
-        with self.lock:
-            deadline, self.deadline_ns = self.deadline_ns, 0
-            if deadline and deadline == self.fired:
-                _raise_in(self.target.ident, None)
+    # -- what the main thread's watchdog does its own way (_ThreadWatchdog: another's)
+
+    def _target(self) -> threading.Thread:
+        return threading.main_thread()
+
+    def _install(self) -> None:
+        """On the first register (on the main thread: only it may set handlers)."""
+        previous = signal.signal(signal.SIGALRM, _on_alarm)
+        if previous is not _on_alarm:  # (left installed by a release elsewhere)
+            self._previous = previous
+
+    def _uninstall(self) -> None:
+        """On the last release. Released on another thread, the handler stays: with no
+        deadline set it does nothing, and the next register on the main thread keeps it."""
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGALRM) is _on_alarm):
+            signal.signal(signal.SIGALRM, self._previous or signal.SIG_DFL)
 
     def _interrupt(self, thread: threading.Thread, deadline: int) -> None:
-        """Interrupt the step of ``deadline`` on ``thread`` (still running: checked)."""
+        """Interrupt the step of ``deadline`` on ``thread`` (still running: checked by
+        the handler)."""
         self.fired = deadline
-        if self.target is None:
-            signal.pthread_kill(thread.ident, signal.SIGALRM)  # the handler checks
-            return
-        with self.lock:
-            if self.deadline_ns == deadline:
-                _raise_in(thread.ident, _Alarm)
+        signal.pthread_kill(thread.ident, signal.SIGALRM)
+
+    def _may_abandon(self) -> bool:
+        return self.on_stuck is not None
 
     def nudge(self) -> None:
         """Make the thread look again at once (the main thread's policy changed)."""
@@ -214,8 +210,8 @@ class _Watchdog:
         not raised meanwhile."""
         adapter = self.stepping
         with self.lock:
-            abandon = (self.target is None and self.on_stuck is not None
-                       and self.handled != deadline and self.deadline_ns == deadline)
+            abandon = (self._may_abandon() and self.handled != deadline
+                       and self.deadline_ns == deadline)
             if abandon:
                 self.abandoned = True
         if not abandon:
@@ -235,17 +231,6 @@ class _Watchdog:
         adapter = self.stepping
         name = getattr(adapter, "name", "?")
         timeout_s = getattr(adapter, "step_timeout_s", 0.0)
-        if self.target is not None:
-            log.warning(
-                "components.%s: its step has run %.1f s past its step_timeout (%g s) and was "
-                "interrupted, but goes on: it is blocked in a system call (a sleep, a "
-                "socket) or stuck in native code, which an in-process step timeout cannot "
-                "interrupt on thread '%s' (only on the main thread can it cut a system call "
-                "short). The run fails with StepTimeout if the step ever returns. Give this "
-                "component run = \"process\" in the rig (in a sweep: mode = \"process\"), "
-                "where a hanging step is killed at its timeout", name, late_s, timeout_s,
-                self.target.name)
-            return
         log.warning(
             "components.%s: its step has run %.1f s past its step_timeout (%g s) and was "
             "interrupted, but goes on: it is stuck in native code (e.g. an FMU's doStep), "
@@ -275,21 +260,68 @@ def _on_alarm(signum: int, frame: Any) -> None:
     raise _Alarm()
 
 
+class _ThreadWatchdog(_Watchdog):
+    """The watchdog of steps run on ``target``, a thread other than the main one: it
+    raises ``_Alarm`` in that thread (an asynchronous exception, delivered at its next
+    Python instruction), fired under the lock that ``disarm`` takes after each step;
+    it never abandons a step (``abandon_stuck_steps`` is the main thread's)."""
+
+    def __init__(self, target: threading.Thread) -> None:
+        super().__init__()
+        self.target = target
+
+    def disarm(self) -> None:
+        """After a step: no deadline; an exception fired for it and not delivered yet
+        is withdrawn."""
+        with self.lock:
+            deadline, self.deadline_ns = self.deadline_ns, 0
+            if deadline and deadline == self.fired:
+                _raise_in(self.target.ident, None)
+
+    def _target(self) -> threading.Thread:
+        return self.target
+
+    def _install(self) -> None:
+        pass
+
+    def _uninstall(self) -> None:
+        pass
+
+    def _interrupt(self, thread: threading.Thread, deadline: int) -> None:
+        self.fired = deadline
+        with self.lock:
+            if self.deadline_ns == deadline:
+                _raise_in(thread.ident, _Alarm)
+
+    def _may_abandon(self) -> bool:
+        return False
+
+    def _warn_stuck(self, late_s: float) -> None:
+        adapter = self.stepping
+        log.warning(
+            "components.%s: its step has run %.1f s past its step_timeout (%g s) and was "
+            "interrupted, but goes on: it is blocked in a system call (a sleep, a "
+            "socket) or stuck in native code, which an in-process step timeout cannot "
+            "interrupt on thread '%s' (only on the main thread can it cut a system call "
+            "short). The run fails with StepTimeout if the step ever returns. Give this "
+            "component run = \"process\" in the rig (in a sweep: mode = \"process\"), "
+            "where a hanging step is killed at its timeout", getattr(adapter, "name", "?"),
+            late_s, getattr(adapter, "step_timeout_s", 0.0), self.target.name)
+
+
 _get_ident = threading.get_ident
 _WATCHDOG = _Watchdog()  # the main thread's
-_THREAD_WATCHDOGS: dict[int, _Watchdog] = {}  # other stepping threads', by thread ident
-_THREADS_LOCK = threading.Lock()
+_HERE = threading.local()  # .watchdog: another stepping thread's _ThreadWatchdog
 
 
-def _watchdog_for(thread: threading.Thread) -> _Watchdog:
-    """The step watchdog of the steps run on ``thread``."""
-    if thread is threading.main_thread():
+def _watchdog_here() -> _Watchdog:
+    """The step watchdog of steps run on the calling thread."""
+    if threading.current_thread() is threading.main_thread():
         return _WATCHDOG
-    with _THREADS_LOCK:
-        w = _THREAD_WATCHDOGS.get(thread.ident)
-        if w is None or w.target is not thread:  # (an ended thread's ident comes back)
-            w = _THREAD_WATCHDOGS[thread.ident] = _Watchdog(thread)
-        return w
+    w = getattr(_HERE, "watchdog", None)
+    if w is None:
+        w = _HERE.watchdog = _ThreadWatchdog(threading.current_thread())
+    return w
 
 
 @contextlib.contextmanager
@@ -343,7 +375,7 @@ class InProcessAdapter(Adapter):
         # The watchdog of the thread that makes it, where its steps usually run (the
         # execution is single-threaded); a step on another thread moves it there.
         self._thread_id = threading.get_ident()
-        self._watchdog: _Watchdog | None = _watchdog_for(threading.current_thread())
+        self._watchdog: _Watchdog | None = _watchdog_here()
         self._watchdog.register(self.step_timeout_s)
 
     def describe(self) -> lc.Description:
@@ -423,7 +455,7 @@ class InProcessAdapter(Adapter):
         main thread's SIGALRM would interrupt whatever the main thread is doing)."""
         old = self._watchdog
         self._thread_id = _get_ident()
-        self._watchdog = _watchdog_for(threading.current_thread())
+        self._watchdog = _watchdog_here()
         self._watchdog.register(self.step_timeout_s)
         if old is not None:
             old.release()

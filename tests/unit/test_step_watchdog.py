@@ -180,15 +180,24 @@ def _on_a_thread(fn):
     return out
 
 
+def _ended(w) -> bool:
+    """The watchdog ``w`` has no user left and its thread has ended."""
+    return w.users == 0 and w._thread is None
+
+
 def test_a_step_looping_on_another_thread_is_interrupted_and_only_it():
+    watchdogs = []
+
     def steps():
         a, comp = _adapter(0.1, Looper())
+        watchdogs.append(a._watchdog)
         try:
             comp.pause = 0.02
             for k in range(12):  # 0.24 s of steps in all, each well within 0.1 s
                 _step(a, k)
             assert a.times.count == 12 and not a.failed
-            assert threading.get_ident() in inprocess._THREAD_WATCHDOGS
+            assert isinstance(a._watchdog, inprocess._ThreadWatchdog)
+            assert a._watchdog.target is threading.current_thread()
             comp.pause = 20.0  # returns by itself after 20 s: not interrupted, no raise
             with pytest.raises(StepTimeout, match="did not return within 0.1 s"):
                 _step(a, 12)
@@ -198,7 +207,7 @@ def test_a_step_looping_on_another_thread_is_interrupted_and_only_it():
 
     out = _on_a_thread(steps)
     assert out == {"value": True}, out
-    assert not inprocess._THREAD_WATCHDOGS  # it ended with the thread's last adapter
+    assert _ended(watchdogs[0])  # it ended with the thread's last adapter
 
 
 @pytest.mark.parametrize("withdrawn", [True, False])
@@ -243,10 +252,13 @@ def test_a_step_on_another_thread_than_the_adapters_is_watched_there():
     # thread and stepped in another): the main thread's SIGALRM used to interrupt the
     # main thread, wherever it was, with an exception meant for the step.
     a, comp = _adapter(0.1, Looper())  # on the main thread
+    moved = []
 
     def steps():
         comp.pause = 0.01
         _step(a, 0)
+        assert a._watchdog.target is threading.current_thread()
+        moved.append(a._watchdog)
         comp.pause = 20.0
         with pytest.raises(StepTimeout, match="did not return within 0.1 s"):
             _step(a, 1)
@@ -257,4 +269,4 @@ def test_a_step_on_another_thread_than_the_adapters_is_watched_there():
     finally:
         a.close()
     assert out == {"value": True}, out
-    assert not inprocess._THREAD_WATCHDOGS
+    assert _ended(moved[0])
